@@ -1,0 +1,46 @@
+/**
+ * The kcm command: dispatches to the subcommands.
+ */
+
+const USAGE = `kcm: the Kubernetes controller manager in TypeScript, with an embedded control plane.
+
+Usage:
+  kcm <command> [flags]
+
+Commands:
+  up                   run a whole local control plane (API server, controllers, scheduler, nodes)
+  controller-manager   run the controllers against any cluster (kube-controller-manager's flags)
+  apiserver            run the embedded Kubernetes API server alone
+  scheduler            run the default scheduler
+  nodes                run simulated nodes (kubelets without containers)
+  version              print the version
+
+Run 'kcm <command> --help' for the flags of a command.
+`;
+
+type Command = (args: string[]) => Promise<number>;
+
+const commands: Record<string, () => Promise<Command>> = {};
+
+/** Registers a subcommand, loaded lazily so that start-up pays only for what runs. */
+export function registerCommand(name: string, load: () => Promise<Command>): void {
+  commands[name] = load;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [cmd, ...rest] = argv;
+  if (cmd === undefined || cmd === '--help' || cmd === '-h' || cmd === 'help') {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  if (cmd === 'version' || cmd === '--version') {
+    process.stdout.write('kcm v0.1.0\n');
+    return 0;
+  }
+  const load = commands[cmd];
+  if (!load) {
+    process.stderr.write(`kcm: unknown command "${cmd}" (see 'kcm --help')\n`);
+    return 1;
+  }
+  return (await load())(rest);
+}
