@@ -9,12 +9,13 @@ export interface Queue<T> {
   len(): number;
   /**
    * Waits for an item and marks it processing; undefined once the queue is
-   * shut down (and, with drain, empty). Call done(item) when finished.
+   * shut down and empty (items queued before the shutdown are still handed
+   * out, as in client-go). Call done(item) when finished.
    */
   get(): Promise<T | undefined>;
   /** Marks processing finished; requeues the item if it was added meanwhile. */
   done(item: T): void;
-  /** Stops handing out items; waiting getters receive undefined. */
+  /** Ignores later adds; waiting getters receive undefined (see get for items already queued). */
   shutDown(): void;
   /** Like shutDown, but resolves only after every item being processed is done. */
   shutDownWithDrain(): Promise<void>;
