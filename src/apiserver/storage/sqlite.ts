@@ -1,0 +1,381 @@
+/**
+ * SQLite storage: the embedded default backend, shaped like etcd's MVCC store.
+ *
+ * Table `kv` is the revision log, one row per write (etcd's key space keyed by
+ * revision): mod_revision (primary key), key, create_revision, version,
+ * deleted, value (JSON without resourceVersion; NULL for a tombstone). Table
+ * `meta` holds `compacted` and the highest `revision` ever issued, so
+ * revisions are never reused after a restart, even when compaction removed
+ * every row. The key index (which revision of which key is live when) lives
+ * in memory, rebuilt from `kv` at open, like etcd's treeIndex.
+ *
+ * Durability: WAL mode with synchronous=FULL, so a write whose promise has
+ * resolved is on disk (the WAL is fsynced at commit) and survives kill -9 and
+ * power loss. Group commit: every write issued before the next turn of the
+ * event loop joins one transaction (one fsync); each write is checked against
+ * the state left by the ones before it in the batch, and all promises settle
+ * after the commit. Watch events are dispatched after the commit, before the
+ * promises resolve, so a watcher has seen a write when its writer continues.
+ *
+ * better-sqlite3 is synchronous: a commit blocks the event loop for one fsync.
+ * Returned objects are decoded per read and deep-frozen (see stored-object.ts).
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import type { KubeObject } from '../../api/types.js';
+import {
+  StorageError,
+  type ListOptions,
+  type ListResult,
+  type Preconditions,
+  type Storage,
+  type StorageEvent,
+  type StoredObject,
+  type WatchHandle,
+} from './storage.js';
+import { newMvccIndex, type KeyRevision, type MvccIndex } from './mvcc-index.js';
+import { newWatcherHub } from './watcher-hub.js';
+import { decodeObject, encodeObject, withRevision } from './stored-object.js';
+import { listFromIndex } from './list-index.js';
+import { newLogger } from '../../util/log/logger.js';
+
+const log = newLogger('storage-sqlite');
+
+export interface SqliteStorageOptions {
+  /** Database file name inside the directory. Default `kcm.db`. */
+  fileName?: string;
+  /**
+   * SQLite `synchronous` setting. Default FULL (acknowledged writes survive
+   * power loss). NORMAL in WAL mode survives a process kill but may lose the
+   * last commits on an OS crash or power loss.
+   */
+  synchronous?: 'FULL' | 'NORMAL';
+}
+
+type Entry = KeyRevision<null>;
+
+type WriteOp =
+  | { kind: 'create'; key: string; object: KubeObject; done: Settle }
+  | { kind: 'update'; key: string; object: KubeObject; pre?: Preconditions; done: Settle }
+  | { kind: 'delete'; key: string; pre?: Preconditions; done: Settle };
+
+interface Settle {
+  resolve(v: StoredObject): void;
+  reject(err: unknown): void;
+}
+
+/** A write of the batch that passed its checks and was inserted. */
+interface Applied {
+  op: WriteOp;
+  entry: Entry;
+  json: string | null;
+  prev: Entry | undefined;
+}
+
+interface Row {
+  mod_revision: number;
+  key: string;
+  create_revision: number;
+  version: number;
+  deleted: number;
+  value: string | null;
+}
+
+function internal(key: string, message: string, cause: unknown): StorageError {
+  const err = new StorageError('Internal', key, `${message}: ${cause instanceof Error ? cause.message : String(cause)}`);
+  err.cause = cause;
+  return err;
+}
+
+/** encodeObject, failing only this write (as Internal) when the object is not JSON. */
+function encodeFor(key: string, obj: KubeObject): string {
+  try {
+    return encodeObject(obj);
+  } catch (err) {
+    throw internal(key, 'object cannot be encoded as JSON', err);
+  }
+}
+
+class SqliteStorage implements Storage {
+  private rev = 0;
+  private compacted = 0;
+  private closed = false;
+  private index: MvccIndex<null> = newMvccIndex<null>();
+  private readonly hub = newWatcherHub();
+  private queue: WriteOp[] = [];
+  private flushScheduled = false;
+
+  private readonly stmtValue: Database.Statement<[number], string | null>;
+  private readonly stmtInsert: Database.Statement<[number, string, number, number, number, string | null]>;
+  private readonly stmtDeleteRev: Database.Statement<[number]>;
+  private readonly stmtSetMeta: Database.Statement<[string, number]>;
+  private readonly stmtEventsAfter: Database.Statement<[number], Row>;
+
+  constructor(private readonly db: Database.Database) {
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS kv (
+        mod_revision INTEGER PRIMARY KEY,
+        key TEXT NOT NULL,
+        create_revision INTEGER NOT NULL,
+        version INTEGER NOT NULL,
+        deleted INTEGER NOT NULL,
+        value TEXT
+      );
+      CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+    `);
+    this.stmtValue = db.prepare<[number], string | null>('SELECT value FROM kv WHERE mod_revision = ?').pluck();
+    this.stmtInsert = db.prepare('INSERT INTO kv (mod_revision, key, create_revision, version, deleted, value) VALUES (?, ?, ?, ?, ?, ?)');
+    this.stmtDeleteRev = db.prepare('DELETE FROM kv WHERE mod_revision = ?');
+    this.stmtSetMeta = db.prepare('INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value');
+    this.stmtEventsAfter = db.prepare<[number], Row>('SELECT * FROM kv WHERE mod_revision > ? ORDER BY mod_revision');
+    this.load();
+  }
+
+  /** Rebuilds the key index and revisions from the database. */
+  private load(): void {
+    const meta = new Map(
+      (this.db.prepare('SELECT name, value FROM meta').all() as { name: string; value: number }[]).map((r) => [r.name, r.value]),
+    );
+    const index = newMvccIndex<null>();
+    let max = 0;
+    const rows = this.db.prepare('SELECT mod_revision, key, create_revision, version, deleted FROM kv ORDER BY mod_revision').iterate() as IterableIterator<Row>;
+    for (const r of rows) {
+      index.put(r.key, { revision: r.mod_revision, createRevision: r.create_revision, version: r.version, deleted: r.deleted === 1, value: null });
+      max = r.mod_revision;
+    }
+    this.index = index;
+    this.rev = Math.max(max, meta.get('revision') ?? 0);
+    this.compacted = meta.get('compacted') ?? 0;
+  }
+
+  currentRevision(): number {
+    return this.rev;
+  }
+
+  compactedRevision(): number {
+    return this.compacted;
+  }
+
+  async get(key: string): Promise<StoredObject | undefined> {
+    this.checkOpen(key);
+    const e = this.index.liveAt(key, this.rev);
+    return e ? this.stored(key, e) : undefined;
+  }
+
+  async list(prefix: string, opts: ListOptions = {}): Promise<ListResult> {
+    this.checkOpen(prefix);
+    const at = this.readRevision(prefix, opts.revision);
+    return listFromIndex(this.index, prefix, at, opts, (key, e) => this.stored(key, e));
+  }
+
+  create(key: string, object: KubeObject): Promise<StoredObject> {
+    return this.enqueue((done) => ({ kind: 'create', key, object, done }));
+  }
+
+  update(key: string, object: KubeObject, pre?: Preconditions): Promise<StoredObject> {
+    return this.enqueue((done) => ({ kind: 'update', key, object, pre, done }));
+  }
+
+  delete(key: string, pre?: Preconditions): Promise<StoredObject> {
+    return this.enqueue((done) => ({ kind: 'delete', key, pre, done }));
+  }
+
+  watch(prefix: string, fromRevision: number, onEvent: (e: StorageEvent) => void, onError?: (err: Error) => void): WatchHandle {
+    this.checkOpen(prefix);
+    if (fromRevision < this.compacted) {
+      throw new StorageError('Compacted', prefix, `revision ${fromRevision} has been compacted (oldest readable: ${this.compacted})`);
+    }
+    const replay: StorageEvent[] = [];
+    if (fromRevision < this.rev) {
+      for (const r of this.stmtEventsAfter.iterate(fromRevision)) {
+        if (r.key.startsWith(prefix)) replay.push(this.eventOf(r));
+      }
+    }
+    return this.hub.add(prefix, fromRevision, replay, onEvent, onError);
+  }
+
+  async compact(revision: number): Promise<void> {
+    this.checkOpen('');
+    if (revision > this.rev) throw new StorageError('Internal', '', `cannot compact to future revision ${revision} (current ${this.rev})`);
+    if (revision <= this.compacted) return;
+    const drop: number[] = [];
+    this.index.compact(revision, (_key, e) => drop.push(e.revision));
+    try {
+      this.db.transaction(() => {
+        for (const r of drop) this.stmtDeleteRev.run(r);
+        this.stmtSetMeta.run('compacted', revision);
+        this.stmtSetMeta.run('revision', this.rev);
+      })();
+    } catch (err) {
+      log.error(err, { revision }, 'compaction failed; reloading the key index');
+      this.load();
+      throw internal('', `compaction to ${revision} failed`, err);
+    }
+    this.compacted = revision;
+    log.v(2).info({ revision, dropped: drop.length }, 'compacted');
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    if (this.queue.length > 0) this.flush();
+    this.closed = true;
+    this.hub.closeAll(new StorageError('Closed', '', 'storage closed'));
+    this.db.close();
+  }
+
+  private enqueue(make: (done: Settle) => WriteOp): Promise<StoredObject> {
+    return new Promise<StoredObject>((resolve, reject) => {
+      if (this.closed) {
+        reject(new StorageError('Closed', '', 'storage closed'));
+        return;
+      }
+      this.queue.push(make({ resolve, reject }));
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  /** Commits every queued write in one transaction, then publishes and settles them. */
+  private flush(): void {
+    this.flushScheduled = false;
+    const ops = this.queue;
+    this.queue = [];
+    if (ops.length === 0 || this.closed) {
+      for (const op of ops) op.done.reject(new StorageError('Closed', op.key, 'storage closed'));
+      return;
+    }
+    const applied: Applied[] = [];
+    const failed: { op: WriteOp; err: unknown }[] = [];
+    const overlay = new Map<string, Entry>();
+    let next = this.rev;
+    try {
+      this.db.transaction(() => {
+        for (const op of ops) {
+          try {
+            const cur = overlay.get(op.key) ?? this.index.last(op.key);
+            const live = cur && !cur.deleted ? cur : undefined;
+            let entry: Entry;
+            let json: string | null;
+            switch (op.kind) {
+              case 'create':
+                if (live) throw new StorageError('KeyExists', op.key);
+                json = encodeFor(op.key, op.object);
+                entry = { revision: next + 1, createRevision: next + 1, version: 1, deleted: false, value: null };
+                break;
+              case 'update':
+                this.checkPre(op.key, live, op.pre);
+                json = encodeFor(op.key, op.object);
+                entry = { revision: next + 1, createRevision: live!.createRevision, version: live!.version + 1, deleted: false, value: null };
+                break;
+              case 'delete':
+                this.checkPre(op.key, live, op.pre);
+                json = null;
+                entry = { revision: next + 1, createRevision: 0, version: 0, deleted: true, value: null };
+                break;
+            }
+            this.stmtInsert.run(entry.revision, op.key, entry.createRevision, entry.version, entry.deleted ? 1 : 0, json);
+            next = entry.revision;
+            overlay.set(op.key, entry);
+            applied.push({ op, entry, json, prev: live });
+          } catch (err) {
+            if (!(err instanceof StorageError)) throw err;
+            failed.push({ op, err });
+          }
+        }
+      })();
+    } catch (err) {
+      log.error(err, { writes: ops.length }, 'write transaction failed');
+      for (const op of ops) op.done.reject(internal(op.key, 'write failed', err));
+      return;
+    }
+    // Committed: publish in revision order, then settle.
+    const decoded = new Map<number, KubeObject>();
+    const results: { op: WriteOp; value: StoredObject }[] = [];
+    for (const a of applied) {
+      this.index.put(a.op.key, a.entry);
+      this.rev = a.entry.revision;
+      const rev = a.entry.revision;
+      const prevObject = a.prev ? decoded.get(a.prev.revision) ?? this.objectAt(a.op.key, a.prev.revision) : undefined;
+      let event: StorageEvent;
+      if (a.json !== null) {
+        const object = decodeObject(a.json, rev);
+        decoded.set(rev, object);
+        event = prevObject ? { type: 'MODIFIED', key: a.op.key, object, prevObject, revision: rev } : { type: 'ADDED', key: a.op.key, object, revision: rev };
+      } else {
+        const object = withRevision(prevObject!, rev);
+        event = { type: 'DELETED', key: a.op.key, object, prevObject: prevObject!, revision: rev };
+      }
+      this.hub.dispatch(event);
+      results.push({ op: a.op, value: { key: a.op.key, object: event.object, revision: rev } });
+    }
+    for (const r of results) r.op.done.resolve(r.value);
+    for (const f of failed) f.op.done.reject(f.err);
+  }
+
+  private checkPre(key: string, live: Entry | undefined, pre: Preconditions | undefined): void {
+    if (!live) throw new StorageError('NotFound', key);
+    if (pre?.revision !== undefined && pre.revision !== live.revision) {
+      throw new StorageError('Conflict', key, `revision precondition failed: want ${pre.revision}, current ${live.revision}`, this.stored(key, live));
+    }
+  }
+
+  private objectAt(key: string, revision: number): KubeObject {
+    const json = this.stmtValue.get(revision);
+    if (json === undefined || json === null) throw new StorageError('Internal', key, `no value stored at revision ${revision}`);
+    return decodeObject(json, revision);
+  }
+
+  private stored(key: string, e: Entry): StoredObject {
+    return { key, object: this.objectAt(key, e.revision), revision: e.revision };
+  }
+
+  private eventOf(r: Row): StorageEvent {
+    const rev = r.mod_revision;
+    if (r.deleted === 1) {
+      const prev = this.index.before(r.key, rev);
+      if (!prev || prev.deleted) throw new StorageError('Internal', r.key, `no state before delete at revision ${rev}`);
+      const prevObject = this.objectAt(r.key, prev.revision);
+      return { type: 'DELETED', key: r.key, object: withRevision(prevObject, rev), prevObject, revision: rev };
+    }
+    const object = decodeObject(r.value ?? 'null', rev);
+    if (r.version === 1) return { type: 'ADDED', key: r.key, object, revision: rev };
+    const prev = this.index.before(r.key, rev);
+    if (!prev || prev.deleted) throw new StorageError('Internal', r.key, `no state before update at revision ${rev}`);
+    return { type: 'MODIFIED', key: r.key, object, prevObject: this.objectAt(r.key, prev.revision), revision: rev };
+  }
+
+  private readRevision(key: string, revision: number | undefined): number {
+    if (revision === undefined || revision === 0) return this.rev;
+    if (revision < this.compacted) {
+      throw new StorageError('Compacted', key, `revision ${revision} has been compacted (oldest readable: ${this.compacted})`);
+    }
+    if (revision > this.rev) throw new StorageError('Internal', key, `revision ${revision} is in the future (current ${this.rev})`);
+    return revision;
+  }
+
+  private checkOpen(key: string): void {
+    if (this.closed) throw new StorageError('Closed', key, 'storage closed');
+  }
+}
+
+/**
+ * Opens (creating if needed) the storage in directory `dir`. Throws when the
+ * database cannot be opened or is not in WAL mode.
+ */
+export function openSqliteStorage(dir: string, opts: SqliteStorageOptions = {}): Storage {
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, opts.fileName ?? 'kcm.db');
+  const db = new Database(path);
+  try {
+    const mode = db.pragma('journal_mode = WAL', { simple: true });
+    if (String(mode).toLowerCase() !== 'wal') throw new Error(`cannot use WAL journal mode (got ${String(mode)})`);
+    db.pragma(`synchronous = ${opts.synchronous ?? 'FULL'}`);
+    return new SqliteStorage(db);
+  } catch (err) {
+    db.close();
+    throw internal(path, 'cannot open sqlite storage', err);
+  }
+}

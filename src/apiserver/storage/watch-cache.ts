@@ -1,0 +1,293 @@
+/**
+ * Watch cache: a `Storage` in front of another, as kube-apiserver's cacher
+ * sits in front of etcd.
+ *
+ * - The latest state of every key is held in memory (loaded with one list at
+ *   start, then kept current by one backend watch); `get` and `list` at the
+ *   latest revision are served from it. A list at any other revision (the
+ *   next page of a paginated list after writes happened) goes to the backend.
+ * - A window of recent events serves every watcher from that one backend
+ *   watch. The window keeps events younger than `eventFreshMs` (75 s, like
+ *   kube-apiserver), at least `minEvents` and at most `historyWindow`. A watch
+ *   from a revision older than the window fails with StorageError 'Compacted'
+ *   (the HTTP layer answers 410 Gone and the client re-lists), even when the
+ *   backend still has that history.
+ * - Writes and compaction pass through to the backend.
+ * - Watch callbacks run synchronously inside the backend's event delivery and
+ *   must not block (see watcher-hub.ts); a slow consumer buffers.
+ * - If the backend watch fails, every cache watcher is ended with the error,
+ *   reads fall through to the backend, and the cache re-initialises after
+ *   `retryMs`.
+ *
+ * Objects are shared with the backend's events: deep-frozen, never copied.
+ */
+import type { KubeObject } from '../../api/types.js';
+import { realClock, type Clock, type Timer } from '../../util/clock/clock.js';
+import { newLogger } from '../../util/log/logger.js';
+import {
+  StorageError,
+  type ListOptions,
+  type ListResult,
+  type Preconditions,
+  type Storage,
+  type StorageEvent,
+  type StoredObject,
+  type WatchHandle,
+} from './storage.js';
+import { lowerBound } from './mvcc-index.js';
+import { newWatcherHub } from './watcher-hub.js';
+
+const log = newLogger('watch-cache');
+
+export interface CachedStorageOptions {
+  /** Most events kept for watch replay. Default 102400 (kube-apiserver's upper bound). */
+  historyWindow?: number;
+  /** Fewest events kept, however old. Default 100 (kube-apiserver's lower bound). */
+  minEvents?: number;
+  /** Events younger than this are kept (up to historyWindow). Default 75 s. */
+  eventFreshMs?: number;
+  /** Delay before re-initialising after the backend watch failed. Default 1 s. */
+  retryMs?: number;
+  /** Close the backend when the cache closes. Default true. */
+  closeBackend?: boolean;
+  clock?: Clock;
+}
+
+interface WindowEvent {
+  event: StorageEvent;
+  at: number;
+}
+
+class CachedStorage implements Storage {
+  private readonly objects = new Map<string, StoredObject>();
+  // invariant: sorted holds exactly the keys of objects, ascending
+  private sorted: string[] = [];
+  private rev = 0;
+  private window: WindowEvent[] = [];
+  private head = 0; // first live index of window
+  // invariant: every event with revision > windowStart is in the window
+  private windowStart = 0;
+  private ready = false;
+  private closed = false;
+  private backendWatch: WatchHandle | undefined;
+  private retryTimer: Timer | undefined;
+  private readonly hub = newWatcherHub();
+  private readonly historyWindow: number;
+  private readonly minEvents: number;
+  private readonly eventFreshMs: number;
+  private readonly retryMs: number;
+  private readonly clock: Clock;
+
+  constructor(
+    private readonly backend: Storage,
+    private readonly opts: CachedStorageOptions,
+  ) {
+    this.historyWindow = opts.historyWindow ?? 100 * 1024;
+    this.minEvents = Math.min(opts.minEvents ?? 100, this.historyWindow);
+    this.eventFreshMs = opts.eventFreshMs ?? 75_000;
+    this.retryMs = opts.retryMs ?? 1000;
+    this.clock = opts.clock ?? realClock;
+  }
+
+  /** Loads the state with one list and starts the backend watch from its revision. */
+  async init(): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      const l = await this.backend.list('');
+      if (this.closed) return;
+      this.objects.clear();
+      for (const it of l.items) this.objects.set(it.key, it);
+      this.sorted = l.items.map((i) => i.key);
+      this.rev = l.revision;
+      this.window = [];
+      this.head = 0;
+      this.windowStart = l.revision;
+      try {
+        this.backendWatch = this.backend.watch('', l.revision, (e) => this.apply(e), (err) => this.onBackendError(err));
+        this.ready = true;
+        return;
+      } catch (err) {
+        // compacted between list and watch: list again
+        if (!(err instanceof StorageError && err.code === 'Compacted') || attempt >= 5) throw err;
+        log.warn({ revision: l.revision }, 'backend compacted during cache initialisation; listing again');
+      }
+    }
+  }
+
+  currentRevision(): number {
+    return this.backend.currentRevision();
+  }
+
+  compactedRevision(): number {
+    return this.backend.compactedRevision();
+  }
+
+  /** True when the cache has applied everything the backend committed. */
+  private fresh(): boolean {
+    return this.ready && this.rev >= this.backend.currentRevision();
+  }
+
+  async get(key: string): Promise<StoredObject | undefined> {
+    this.checkOpen(key);
+    if (!this.fresh()) return this.backend.get(key);
+    return this.objects.get(key);
+  }
+
+  async list(prefix: string, opts: ListOptions = {}): Promise<ListResult> {
+    this.checkOpen(prefix);
+    const at = opts.revision;
+    if (!this.fresh() || (at !== undefined && at !== 0 && at !== this.rev)) return this.backend.list(prefix, opts);
+    const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
+    const filter = opts.filter;
+    const start =
+      opts.startAfter !== undefined && opts.startAfter >= prefix ? lowerBound(this.sorted, opts.startAfter, true) : lowerBound(this.sorted, prefix);
+    const items: StoredObject[] = [];
+    let more = false;
+    let remaining = 0;
+    for (let i = start; i < this.sorted.length; i++) {
+      const key = this.sorted[i]!;
+      if (!key.startsWith(prefix)) break;
+      const so = this.objects.get(key)!;
+      if (filter && !filter(so.object)) continue;
+      if (items.length >= limit) {
+        more = true;
+        if (filter) break;
+        remaining++;
+        continue;
+      }
+      items.push(so);
+    }
+    const result: ListResult = { items, revision: this.rev, more };
+    if (limit !== Infinity && !filter) result.remaining = remaining;
+    return result;
+  }
+
+  create(key: string, object: KubeObject): Promise<StoredObject> {
+    return this.closed ? Promise.reject(new StorageError('Closed', key, 'storage closed')) : this.backend.create(key, object);
+  }
+
+  update(key: string, object: KubeObject, pre?: Preconditions): Promise<StoredObject> {
+    return this.closed ? Promise.reject(new StorageError('Closed', key, 'storage closed')) : this.backend.update(key, object, pre);
+  }
+
+  delete(key: string, pre?: Preconditions): Promise<StoredObject> {
+    return this.closed ? Promise.reject(new StorageError('Closed', key, 'storage closed')) : this.backend.delete(key, pre);
+  }
+
+  watch(prefix: string, fromRevision: number, onEvent: (e: StorageEvent) => void, onError?: (err: Error) => void): WatchHandle {
+    this.checkOpen(prefix);
+    if (!this.ready) return this.backend.watch(prefix, fromRevision, onEvent, onError);
+    const oldest = Math.max(this.windowStart, this.backend.compactedRevision());
+    if (fromRevision < oldest) {
+      throw new StorageError('Compacted', prefix, `revision ${fromRevision} is older than the watch cache window (oldest: ${oldest})`);
+    }
+    const replay: StorageEvent[] = [];
+    for (let i = this.firstAfter(fromRevision); i < this.window.length; i++) {
+      const e = this.window[i]!.event;
+      if (e.key.startsWith(prefix)) replay.push(e);
+    }
+    return this.hub.add(prefix, fromRevision, replay, onEvent, onError);
+  }
+
+  compact(revision: number): Promise<void> {
+    return this.closed ? Promise.reject(new StorageError('Closed', '', 'storage closed')) : this.backend.compact(revision);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.ready = false;
+    this.retryTimer?.stop();
+    this.backendWatch?.stop();
+    this.hub.closeAll(new StorageError('Closed', '', 'storage closed'));
+    if (this.opts.closeBackend ?? true) await this.backend.close();
+  }
+
+  /** Number of events in the replay window (for tests and metrics). */
+  windowSize(): number {
+    return this.window.length - this.head;
+  }
+
+  private apply(e: StorageEvent): void {
+    if (e.revision <= this.rev) return;
+    switch (e.type) {
+      case 'ADDED':
+      case 'MODIFIED':
+        if (!this.objects.has(e.key)) this.insertKey(e.key);
+        this.objects.set(e.key, { key: e.key, object: e.object, revision: e.revision });
+        break;
+      case 'DELETED':
+        if (this.objects.delete(e.key)) this.sorted.splice(lowerBound(this.sorted, e.key), 1);
+        break;
+    }
+    this.rev = e.revision;
+    this.window.push({ event: e, at: this.clock.now() });
+    this.trimWindow();
+    this.hub.dispatch(e);
+  }
+
+  private insertKey(key: string): void {
+    const n = this.sorted.length;
+    if (n === 0 || this.sorted[n - 1]! < key) this.sorted.push(key);
+    else this.sorted.splice(lowerBound(this.sorted, key), 0, key);
+  }
+
+  private trimWindow(): void {
+    const now = this.clock.now();
+    while (this.window.length - this.head > this.minEvents) {
+      const oldest = this.window[this.head]!;
+      if (this.window.length - this.head <= this.historyWindow && now - oldest.at < this.eventFreshMs) break;
+      this.windowStart = oldest.event.revision;
+      this.head++;
+    }
+    if (this.head > 1024 && this.head * 2 > this.window.length) {
+      this.window = this.window.slice(this.head);
+      this.head = 0;
+    }
+  }
+
+  /** Index in `window` of the first event with revision > `rev`. */
+  private firstAfter(rev: number): number {
+    let lo = this.head;
+    let hi = this.window.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.window[mid]!.event.revision <= rev) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  private onBackendError(err: Error): void {
+    this.ready = false;
+    this.backendWatch = undefined;
+    this.hub.closeAll(err);
+    if (this.closed || (err instanceof StorageError && err.code === 'Closed')) return;
+    log.error(err, { retryMs: this.retryMs }, 'backend watch failed; re-initialising the watch cache');
+    this.scheduleInit();
+  }
+
+  private scheduleInit(): void {
+    this.retryTimer = this.clock.setTimer(() => {
+      this.retryTimer = undefined;
+      this.init().catch((err: unknown) => {
+        if (this.closed) return;
+        log.error(err, { retryMs: this.retryMs }, 'watch cache initialisation failed; retrying');
+        this.scheduleInit();
+      });
+    }, this.retryMs);
+  }
+
+  private checkOpen(key: string): void {
+    if (this.closed) throw new StorageError('Closed', key, 'storage closed');
+  }
+}
+
+/**
+ * A watch cache over `backend`, ready to serve (its initial list done).
+ * Closing it closes the backend unless `closeBackend` is false.
+ */
+export async function newCachedStorage(backend: Storage, opts: CachedStorageOptions = {}): Promise<Storage & { windowSize(): number }> {
+  const c = new CachedStorage(backend, opts);
+  await c.init();
+  return c;
+}
