@@ -1,0 +1,42 @@
+/**
+ * client-go's REST client metrics, under the names users already graph.
+ * Metrics are registered once per Registry and shared by every client using it.
+ */
+import { Counter, Histogram, register as defaultRegistry, type Registry } from 'prom-client';
+
+/** client-go's request latency buckets (seconds). */
+export const REQUEST_LATENCY_BUCKETS = [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60];
+
+export interface RestClientMetrics {
+  /** `code` is the HTTP status, or `<error>` when no response came back. */
+  requestResult(code: string, method: string, host: string): void;
+  requestLatency(verb: string, host: string, seconds: number): void;
+  rateLimiterLatency(verb: string, host: string, seconds: number): void;
+}
+
+const cache = new WeakMap<Registry, RestClientMetrics>();
+
+function counter(registry: Registry, name: string, help: string, labelNames: string[]): Counter<string> {
+  return (registry.getSingleMetric(name) as Counter<string> | undefined) ?? new Counter({ name, help, labelNames, registers: [registry] });
+}
+function histogram(registry: Registry, name: string, help: string, labelNames: string[]): Histogram<string> {
+  return (
+    (registry.getSingleMetric(name) as Histogram<string> | undefined) ??
+    new Histogram({ name, help, labelNames, buckets: REQUEST_LATENCY_BUCKETS, registers: [registry] })
+  );
+}
+
+export function restClientMetrics(registry: Registry = defaultRegistry): RestClientMetrics {
+  const hit = cache.get(registry);
+  if (hit) return hit;
+  const requests = counter(registry, 'rest_client_requests_total', 'Number of HTTP requests, partitioned by status code, method, and host.', ['code', 'method', 'host']);
+  const latency = histogram(registry, 'rest_client_request_duration_seconds', 'Request latency in seconds. Broken down by verb, and host.', ['verb', 'host']);
+  const limiter = histogram(registry, 'rest_client_rate_limiter_duration_seconds', 'Client side rate limiter latency in seconds. Broken down by verb, and host.', ['verb', 'host']);
+  const m: RestClientMetrics = {
+    requestResult: (code, method, host) => requests.inc({ code, method, host }),
+    requestLatency: (verb, host, s) => latency.observe({ verb, host }, s),
+    rateLimiterLatency: (verb, host, s) => limiter.observe({ verb, host }, s),
+  };
+  cache.set(registry, m);
+  return m;
+}

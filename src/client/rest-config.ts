@@ -1,0 +1,75 @@
+/**
+ * RestConfig: everything needed to talk to one API server (client-go's
+ * rest.Config). Plain data; build it with loadKubeconfig or inClusterConfig,
+ * or by hand in tests.
+ */
+
+/** An exec credential plugin, as written under `users[].user.exec` in a kubeconfig. */
+export interface ExecConfig {
+  /** `client.authentication.k8s.io/v1` or `client.authentication.k8s.io/v1beta1`. */
+  apiVersion: string;
+  command: string;
+  args?: string[];
+  env?: { name: string; value: string }[];
+  /** Shown when the command cannot be found. */
+  installHint?: string;
+  /** Put the cluster's server and CA into KUBERNETES_EXEC_INFO. */
+  provideClusterInfo?: boolean;
+  /** Cluster `extensions[name=client.authentication.k8s.io/exec].extension`, passed through when provideClusterInfo. */
+  clusterConfig?: unknown;
+  /** Working directory for a relative command (the kubeconfig's directory). */
+  dir?: string;
+}
+
+export interface TlsConfig {
+  /** PEM data of the CA bundle. */
+  caData?: string;
+  caFile?: string;
+  certData?: string;
+  certFile?: string;
+  keyData?: string;
+  keyFile?: string;
+  insecureSkipTLSVerify?: boolean;
+  /** SNI and the name checked against the server certificate. */
+  serverName?: string;
+}
+
+export interface AuthConfig {
+  bearerToken?: string;
+  /** Re-read every minute, so rotated tokens are picked up. Wins over bearerToken. */
+  bearerTokenFile?: string;
+  username?: string;
+  password?: string;
+  exec?: ExecConfig;
+}
+
+export interface RestConfig {
+  /** `https://host:port` (http allowed for tests), optionally with a path prefix. */
+  host: string;
+  tls: TlsConfig;
+  auth: AuthConfig;
+  /** Client-side requests per second (default 20). Zero or less disables the limiter. */
+  qps: number;
+  /** Token bucket size (default 30). */
+  burst: number;
+  /** Per-request timeout in ms; 0 means none (watches ignore it). */
+  timeoutMs: number;
+  userAgent: string;
+}
+
+export const DEFAULT_QPS = 20;
+export const DEFAULT_BURST = 30;
+export const DEFAULT_USER_AGENT = 'kcm/v0.1.0';
+
+/** A RestConfig with the defaults filled in. */
+export function newRestConfig(partial: Partial<RestConfig> & { host: string }): RestConfig {
+  return {
+    host: partial.host,
+    tls: { ...(partial.tls ?? {}) },
+    auth: { ...(partial.auth ?? {}) },
+    qps: partial.qps ?? DEFAULT_QPS,
+    burst: partial.burst ?? DEFAULT_BURST,
+    timeoutMs: partial.timeoutMs ?? 0,
+    userAgent: partial.userAgent ?? DEFAULT_USER_AGENT,
+  };
+}

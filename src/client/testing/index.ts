@@ -1,0 +1,3 @@
+export * from './fake-api-server.js';
+export * from './testdata.js';
+export * from './wait-for.js';

@@ -1,0 +1,150 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { FakeClock, realClock } from '../util/clock/clock.js';
+import type { KubeObject, WatchEvent } from '../api/types.js';
+import { NetworkError, isNotFound } from './errors.js';
+import { newKubeClient, type KubeClient } from './client.js';
+import { newRestConfig } from './rest-config.js';
+import { newJsonStreamDecoder } from './watch-decoder.js';
+import { newStreamWatch, parseWatchEvent } from './watch.js';
+import { startFakeApiServer, type FakeApiServer } from './testing/fake-api-server.js';
+import { waitFor } from './testing/wait-for.js';
+
+const pods = { group: '', version: 'v1', resource: 'pods' };
+
+describe('JSON stream decoder', () => {
+  it('finds whole events across any chunk split, several per chunk, and split UTF-8', () => {
+    const events = [
+      { type: 'ADDED', object: { metadata: { name: 'a', annotations: { x: 'brace } in "string" \\ ok' } } } },
+      { type: 'MODIFIED', object: { metadata: { name: 'ünïcødé-€' } } },
+      { type: 'DELETED', object: { metadata: { name: 'c' }, items: [[1], { a: [] }] } },
+    ];
+    const bytes = Buffer.from(events.map((e) => JSON.stringify(e) + '\n').join(''));
+    for (let size = 1; size <= bytes.length; size += 7) {
+      const d = newJsonStreamDecoder();
+      const out: unknown[] = [];
+      for (let i = 0; i < bytes.length; i += size) out.push(...d.push(bytes.subarray(i, i + size)).map((t) => JSON.parse(t)));
+      assert.deepEqual(out, events, `chunk size ${size}`);
+      assert.equal(d.pending(), false);
+    }
+    const d = newJsonStreamDecoder();
+    assert.deepEqual(d.push('{"a":1}{"b":'), ['{"a":1}']);
+    assert.equal(d.pending(), true);
+  });
+
+  it('reports undecodable events as ERROR events', () => {
+    const e = parseWatchEvent('{"type":"WHAT","object":{}}');
+    assert.equal(e.type, 'ERROR');
+    assert.match((e as { object: { message: string } }).object.message, /unable to decode an event from the watch stream/);
+  });
+});
+
+async function collect<T extends KubeObject>(w: AsyncIterable<WatchEvent<T>>, n: number): Promise<WatchEvent<T>[]> {
+  const out: WatchEvent<T>[] = [];
+  for await (const e of w) {
+    out.push(e);
+    if (out.length === n) break;
+  }
+  return out;
+}
+
+describe('watch over HTTP', () => {
+  let server: FakeApiServer;
+  let client: KubeClient;
+  before(async () => {
+    server = await startFakeApiServer();
+    client = newKubeClient(newRestConfig({ host: server.url }), { clock: realClock });
+  });
+  after(async () => {
+    await client.close();
+    await server.close();
+  });
+
+  it('streams the events after a resourceVersion with the right query', async () => {
+    const a = server.seed<KubeObject>(pods, { metadata: { name: 'a', namespace: 'ns' } });
+    const w = await client.resource(pods).namespace('ns').watch({ resourceVersion: a.metadata!.resourceVersion, allowWatchBookmarks: true, labelSelector: 'x=y' });
+    const req = server.requests.at(-1)!;
+    assert.equal(req.path, '/api/v1/namespaces/ns/pods');
+    assert.equal(req.query.get('watch'), '1');
+    assert.equal(req.query.get('allowWatchBookmarks'), 'true');
+    assert.equal(req.query.get('labelSelector'), 'x=y');
+    server.seed(pods, { metadata: { name: 'b', namespace: 'ns', labels: { x: 'y' } } });
+    server.seed(pods, { metadata: { name: 'skip', namespace: 'ns' } });
+    server.bookmark();
+    const got = await collect(w, 2);
+    assert.deepEqual(
+      got.map((e) => [e.type, (e.object as KubeObject).metadata?.name]),
+      [
+        ['ADDED', 'b'],
+        ['BOOKMARK', undefined],
+      ],
+    );
+    w.stop();
+  });
+
+  it('ends quietly when the server closes and when stopped', async () => {
+    const w = await client.resource(pods).watch({ resourceVersion: String(server.resourceVersion()) });
+    const iter = collect(w, 100);
+    await waitFor(() => true);
+    server.closeWatches();
+    assert.deepEqual(await iter, []);
+    const w2 = await client.resource(pods).watch({ resourceVersion: String(server.resourceVersion()) });
+    const iter2 = collect(w2, 100);
+    w2.stop();
+    assert.deepEqual(await iter2, []);
+  });
+
+  it('yields the 410 ERROR event as is', async () => {
+    server.compact();
+    const w = await client.resource(pods).watch({ resourceVersion: '1' });
+    const [e] = await collect(w, 1);
+    assert.equal(e!.type, 'ERROR');
+    assert.equal((e as { object: { code: number } }).object.code, 410);
+  });
+
+  it('throws NetworkError when the stream breaks mid-event', async () => {
+    server.handle('GET', '/api/v1/configmaps', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"type":"ADDED","object":{"metadata":{"name":"x"}}}\n{"type":"ADDED","obj');
+      setTimeout(() => res.destroy(), 20);
+    });
+    const w = await client.resource({ group: '', version: 'v1', resource: 'configmaps' }).watch();
+    const seen: string[] = [];
+    await assert.rejects(
+      (async () => {
+        for await (const e of w) seen.push((e.object as KubeObject).metadata?.name ?? '');
+      })(),
+      (e: unknown) => e instanceof NetworkError,
+    );
+    assert.deepEqual(seen, ['x']);
+  });
+
+  it('fails the watch call itself on an error response', async () => {
+    await assert.rejects(client.resource({ group: 'nope', version: 'v1', resource: 'things' }).watch(), isNotFound);
+  });
+
+  it('stops at the timeout on the clock', async () => {
+    const clock = new FakeClock();
+    const c = newKubeClient(newRestConfig({ host: server.url }), { clock });
+    const w = await c.resource(pods).watch({ timeoutSeconds: 30, resourceVersion: String(server.resourceVersion()) });
+    assert.equal(server.requests.at(-1)!.query.get('timeoutSeconds'), '30');
+    const iter = collect(w, 100);
+    await clock.advance(30_000);
+    assert.deepEqual(await iter, []);
+    await c.close();
+  });
+
+  it('stops when the caller signal aborts', async () => {
+    const ac = new AbortController();
+    const w = await client.resource(pods).watch({ resourceVersion: String(server.resourceVersion()) }, ac.signal);
+    const iter = collect(w, 100);
+    ac.abort();
+    assert.deepEqual(await iter, []);
+  });
+
+  it('is single use', () => {
+    const w = newStreamWatch({ statusCode: 200, headers: {}, body: (async function* () {})(), abort() {} }, { clock: realClock, description: 'x' });
+    w[Symbol.asyncIterator]();
+    assert.throws(() => w[Symbol.asyncIterator](), /only once/);
+  });
+});
