@@ -1,0 +1,10 @@
+export * from './interfaces.js';
+export * from './store.js';
+export * from './delta-fifo.js';
+export * from './list-watch.js';
+export * from './reflector.js';
+export { MINIMUM_RESYNC_PERIOD_MS, determineResyncPeriod } from './processor.js';
+export * from './shared-informer.js';
+export * from './listers.js';
+export * from './wait.js';
+export * from './factory.js';
