@@ -1,0 +1,85 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestServer, type TestServer } from './test-server.js';
+
+describe('discovery, health and metrics', () => {
+  let t: TestServer;
+  before(async () => {
+    t = await startTestServer();
+  });
+  after(async () => {
+    await t.close();
+  });
+
+  it('serves /version', async () => {
+    const v = (await t.request('GET', '/version')).body;
+    assert.equal(v.major, '1');
+    assert.equal(v.gitVersion, 'v1.33.0-kcm');
+    assert.equal(v.platform, 'linux/amd64');
+  });
+
+  it('serves /api and /api/v1 with resources and subresources', async () => {
+    assert.deepEqual((await t.request('GET', '/api')).body.versions, ['v1']);
+    const core = (await t.request('GET', '/api/v1')).body;
+    assert.equal(core.kind, 'APIResourceList');
+    assert.equal(core.groupVersion, 'v1');
+    const pods = core.resources.find((r: any) => r.name === 'pods');
+    assert.equal(pods.kind, 'Pod');
+    assert.equal(pods.namespaced, true);
+    assert.deepEqual(pods.shortNames, ['po']);
+    assert.ok(pods.categories.includes('all'));
+    assert.ok(pods.verbs.includes('watch'));
+    assert.ok(core.resources.some((r: any) => r.name === 'pods/status'));
+    const evict = core.resources.find((r: any) => r.name === 'pods/eviction');
+    assert.equal(evict.group, 'policy');
+    assert.equal(evict.kind, 'Eviction');
+  });
+
+  it('serves /apis with preferred versions and /apis/<group>', async () => {
+    const list = (await t.request('GET', '/apis')).body;
+    assert.equal(list.kind, 'APIGroupList');
+    const autoscaling = list.groups.find((g: any) => g.name === 'autoscaling');
+    assert.equal(autoscaling.preferredVersion.version, 'v2');
+    const apps = (await t.request('GET', '/apis/apps')).body;
+    assert.equal(apps.kind, 'APIGroup');
+    assert.deepEqual(apps.preferredVersion, { groupVersion: 'apps/v1', version: 'v1' });
+    const appsV1 = (await t.request('GET', '/apis/apps/v1')).body;
+    const scale = appsV1.resources.find((r: any) => r.name === 'deployments/scale');
+    assert.deepEqual([scale.group, scale.version, scale.kind], ['autoscaling', 'v1', 'Scale']);
+  });
+
+  it('answers the aggregated discovery Accept with legacy JSON', async () => {
+    const res = await t.request('GET', '/apis', undefined, { Accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json' });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers['content-type'], 'application/json');
+    assert.equal(res.body.kind, 'APIGroupList');
+  });
+
+  it('answers health checks, verbosely on request', async () => {
+    assert.equal((await t.request('GET', '/healthz')).text, 'ok');
+    const v = await t.request('GET', '/readyz?verbose');
+    assert.equal(v.status, 200);
+    assert.match(v.text, /^\[\+\]ping ok\n/);
+    assert.match(v.text, /readyz check passed\n$/);
+    assert.equal((await t.request('GET', '/livez/ping')).text, 'ok');
+  });
+
+  it('exports request, storage and object metrics', async () => {
+    await t.request('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'm1' } });
+    await t.request('GET', '/api/v1/namespaces/default/configmaps/nope');
+    const text = (await t.request('GET', '/metrics')).text;
+    assert.match(text, /apiserver_request_total\{verb="POST",group="",version="v1",resource="configmaps",subresource="",scope="namespace",component="apiserver",code="201"\} 1/);
+    assert.match(text, /apiserver_request_total\{verb="GET",[^}]*resource="configmaps"[^}]*code="404"\} 1/);
+    assert.match(text, /apiserver_request_duration_seconds_bucket/);
+    assert.match(text, /apiserver_storage_objects\{resource="configmaps"\} 1/);
+    assert.match(text, /apiserver_storage_objects\{resource="namespaces"\} 4/);
+    assert.match(text, /etcd_request_duration_seconds_count\{operation="create",type="configmaps"\}/);
+  });
+
+  it('counts open watches in apiserver_longrunning_requests', async () => {
+    const w = await t.watch('/api/v1/namespaces/default/configmaps?watch=1');
+    await w.next();
+    assert.match((await t.request('GET', '/metrics')).text, /apiserver_longrunning_requests\{[^}]*resource="configmaps"[^}]*\} 1/);
+    w.close();
+  });
+});

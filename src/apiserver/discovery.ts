@@ -1,0 +1,62 @@
+/**
+ * Legacy (unaggregated) discovery documents: /api, /api/v1, /apis,
+ * /apis/<group>, /apis/<group>/<version>, and /version. Requests asking for
+ * aggregated discovery (apidiscovery.k8s.io) get these too, as
+ * application/json, which kubectl and client-go accept as the fallback.
+ */
+import type { ResourceTable, ServedResource } from './resources.js';
+
+export const serverVersion = {
+  major: '1',
+  minor: '33',
+  gitVersion: 'v1.33.0-kcm',
+  gitCommit: '0000000000000000000000000000000000000000',
+  gitTreeState: 'clean',
+  buildDate: '2025-04-23T00:00:00Z',
+  goVersion: 'go1.24.2',
+  compiler: 'gc',
+  platform: 'linux/amd64',
+};
+
+export function apiVersions(): object {
+  return { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: '' }] };
+}
+
+function groupDoc(g: { group: string; versions: string[] }): object {
+  const versions = g.versions.map((v) => ({ groupVersion: `${g.group}/${v}`, version: v }));
+  return { name: g.group, versions, preferredVersion: versions[0] };
+}
+
+export function apiGroupList(t: ResourceTable): object {
+  return { kind: 'APIGroupList', apiVersion: 'v1', groups: t.groups().filter((g) => g.group !== '').map(groupDoc) };
+}
+
+export function apiGroup(t: ResourceTable, group: string): object | undefined {
+  const g = t.groups().find((x) => x.group === group && group !== '');
+  return g ? { kind: 'APIGroup', apiVersion: 'v1', ...groupDoc(g) } : undefined;
+}
+
+function resourceEntry(r: ServedResource): Record<string, unknown> {
+  const e: Record<string, unknown> = { name: r.resource, singularName: r.singular, namespaced: r.namespaced, kind: r.kind, verbs: [...r.verbs] };
+  if (r.shortNames.length) e.shortNames = [...r.shortNames];
+  if (r.categories.length) e.categories = [...r.categories];
+  return e;
+}
+
+export function apiResourceList(t: ResourceTable, group: string, version: string): object | undefined {
+  const rs = t.all().filter((r) => r.group === group && r.version === version);
+  if (!rs.length) return undefined;
+  const resources: Record<string, unknown>[] = [];
+  for (const r of rs) {
+    resources.push(resourceEntry(r));
+    for (const sub of r.subresources.values()) {
+      const e: Record<string, unknown> = { name: `${r.resource}/${sub.name}`, singularName: '', namespaced: r.namespaced, kind: sub.kind, verbs: [...sub.verbs] };
+      if (sub.group !== r.group || sub.version !== r.version) {
+        e.group = sub.group;
+        e.version = sub.version;
+      }
+      resources.push(e);
+    }
+  }
+  return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: group ? `${group}/${version}` : version, resources };
+}

@@ -1,0 +1,181 @@
+/**
+ * createApiHandler: the embedded API server as a plain Node request
+ * listener. The serving layer (TLS, authentication) wraps it and passes the
+ * authenticated user; tests wrap it in a node:http server on port 0.
+ *
+ * At start it rebuilds service allocations from storage and creates what
+ * kube-apiserver bootstraps: the system namespaces, the system priority
+ * classes and the `default/kubernetes` Service (ClusterIP = first address of
+ * the range). `setServingEndpoint` points that Service's Endpoints and
+ * EndpointSlice at the serving address once it is known.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Endpoints, Service } from 'kubernetes-types/core/v1.js';
+import type { EndpointSlice } from 'kubernetes-types/discovery/v1.js';
+import type { KubeObject } from '../api/types.js';
+import { realClock, type Clock } from '../util/clock/clock.js';
+import { newLogger, type Logger } from '../util/log/logger.js';
+import type { Storage } from './storage/storage.js';
+import { newResourceTable, type ResourceTable } from './resources.js';
+import { Store, storagePrefix, type WriteHooks } from './store.js';
+import { newApiMetrics, type ApiMetrics } from './metrics.js';
+import { newServiceAllocators, nthIp, type ServiceAllocators } from './ipalloc.js';
+import type { ServerContext } from './context.js';
+import type { UserInfo } from './request-info.js';
+import { route, type HealthCheck } from './router.js';
+import { newAdmissionChain, type AdmissionPlugin, type ObjectReader } from './admission/admission.js';
+import { newNamespaceLifecycle } from './admission/namespace-lifecycle.js';
+import { newServiceAccountAdmission } from './admission/service-account.js';
+import { newDefaultTolerationSeconds } from './admission/default-toleration-seconds.js';
+import { newPriorityAdmission, systemPriorityClasses } from './admission/priority.js';
+import { newTaintNodesByCondition } from './admission/taint-nodes-by-condition.js';
+import { systemNamespaces } from './namespaces.js';
+import { isAlreadyExists } from '../client/errors.js';
+
+export interface ApiHandlerOptions {
+  storage: Storage;
+  clock?: Clock;
+  /** kube-apiserver --service-cluster-ip-range (default 10.0.0.0/24). */
+  serviceClusterIPRange?: string;
+  /** kube-apiserver --service-node-port-range (default 30000-32767). */
+  serviceNodePortRange?: string;
+  logger?: Logger;
+  /** Watches time out after this many seconds times a random factor in [1, 2) (--min-request-timeout, default 1800). */
+  minRequestTimeoutSeconds?: number;
+  /** Watch bookmark period (default 60 s). */
+  bookmarkIntervalMs?: number;
+  /** Replaces the default admission plugins (NamespaceLifecycle, ServiceAccount, DefaultTolerationSeconds, Priority, TaintNodesByCondition). */
+  admission?: (defaults: AdmissionPlugin[], reader: ObjectReader) => AdmissionPlugin[];
+}
+
+export interface ApiHandler {
+  /** The request listener; never throws, always answers. */
+  handle(req: IncomingMessage, res: ServerResponse, user: UserInfo): void;
+  /** Ends every open watch. The storage is the caller's to close. */
+  close(): Promise<void>;
+  metrics: ApiMetrics;
+  resources: ResourceTable;
+  /** Points the `kubernetes` Service's Endpoints/EndpointSlice at the serving address and sets its targetPort. */
+  setServingEndpoint(ip: string, port: number): Promise<void>;
+  /** Adds a /healthz, /livez and /readyz check. */
+  addHealthCheck(check: HealthCheck): void;
+  /** Open watch streams (for leak checks). */
+  openWatches(): number;
+}
+
+export const systemUser: UserInfo = { username: 'system:apiserver', groups: ['system:masters'] };
+
+export async function createApiHandler(opts: ApiHandlerOptions): Promise<ApiHandler> {
+  const clock = opts.clock ?? realClock;
+  const logger = opts.logger ?? newLogger('apiserver');
+  const metrics = newApiMetrics();
+  const storage = metrics.instrument(opts.storage);
+  const resources = newResourceTable();
+  const allocators: ServiceAllocators = newServiceAllocators({ serviceClusterIPRange: opts.serviceClusterIPRange, serviceNodePortRange: opts.serviceNodePortRange });
+  const hooks = new Map<string, WriteHooks>([['/services', allocators.hooks]]);
+  const reader: ObjectReader = {
+    async get(group, resource, namespace, name) {
+      const r = resources.storageResource(group, resource);
+      if (!r) return undefined;
+      return (await storage.get(`${storagePrefix(r, r.namespaced ? namespace : '')}${name}`))?.object;
+    },
+  };
+  const pcR = resources.storageResource('scheduling.k8s.io', 'priorityclasses')!;
+  const defaults: AdmissionPlugin[] = [
+    newNamespaceLifecycle(reader),
+    newServiceAccountAdmission(reader),
+    newDefaultTolerationSeconds(),
+    newPriorityAdmission(reader, { list: async () => (await storage.list(storagePrefix(pcR, ''))).items.map((x) => x.object as never) }),
+    newTaintNodesByCondition(),
+  ];
+  const admission = newAdmissionChain(opts.admission ? opts.admission(defaults, reader) : defaults);
+  const store = new Store({ storage, clock, logger, resources, admission, hooks });
+  const server: ServerContext = {
+    storage,
+    store,
+    resources,
+    clock,
+    logger,
+    metrics,
+    allocators,
+    watches: new Set(),
+    minRequestTimeoutSeconds: opts.minRequestTimeoutSeconds ?? 1800,
+    bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000,
+  };
+  const checks: HealthCheck[] = [
+    { name: 'log', check: () => true },
+    { name: 'etcd', check: () => storage.currentRevision() >= 0 },
+    { name: 'poststarthook/bootstrap-controller', check: () => bootstrapped },
+  ];
+
+  const svcR = resources.storageResource('', 'services')!;
+  for (const it of (await storage.list(storagePrefix(svcR, ''))).items) allocators.restore(it.object);
+
+  let bootstrapped = false;
+  const ensure = async (group: string, resource: string, ns: string, obj: KubeObject) => {
+    const r = resources.storageResource(group, resource)!;
+    if (await store.getStored(r, ns, obj.metadata!.name!)) return;
+    try {
+      await store.create(r, ns, obj, { dryRun: false, user: systemUser });
+    } catch (err) {
+      if (!isAlreadyExists(err)) throw err;
+    }
+  };
+  for (const name of systemNamespaces) await ensure('', 'namespaces', '', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+  for (const pc of systemPriorityClasses) await ensure('scheduling.k8s.io', 'priorityclasses', '', structuredClone(pc) as unknown as KubeObject);
+  const kubernetesService: Service = {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 'kubernetes', namespace: 'default', labels: { component: 'apiserver', provider: 'kubernetes' } },
+    spec: { type: 'ClusterIP', clusterIP: nthIp(allocators.range, 1), sessionAffinity: 'None', ports: [{ name: 'https', port: 443, protocol: 'TCP', targetPort: 6443 }] },
+  };
+  await ensure('', 'services', 'default', kubernetesService as KubeObject);
+  bootstrapped = true;
+  const stopTracking = await metrics.trackObjects(opts.storage, logger);
+
+  async function setServingEndpoint(ip: string, port: number): Promise<void> {
+    const svc = (await store.get(svcR, 'default', 'kubernetes')) as Service & KubeObject;
+    const p = svc.spec?.ports?.[0];
+    if (p && p.targetPort !== port) {
+      p.targetPort = port;
+      await store.update(svcR, 'default', 'kubernetes', svc, { dryRun: false, user: systemUser });
+    }
+    const epR = resources.storageResource('', 'endpoints')!;
+    const endpoints: Endpoints = {
+      apiVersion: 'v1',
+      kind: 'Endpoints',
+      metadata: { name: 'kubernetes', namespace: 'default', labels: { 'endpointslice.kubernetes.io/skip-mirror': 'true' } },
+      subsets: [{ addresses: [{ ip }], ports: [{ name: 'https', port, protocol: 'TCP' }] }],
+    };
+    await store.update(epR, 'default', 'kubernetes', endpoints as KubeObject, { dryRun: false, user: systemUser });
+    const sliceR = resources.storageResource('discovery.k8s.io', 'endpointslices')!;
+    const slice: EndpointSlice = {
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      metadata: { name: 'kubernetes', namespace: 'default', labels: { 'kubernetes.io/service-name': 'kubernetes', 'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io' } },
+      addressType: 'IPv4',
+      endpoints: [{ addresses: [ip], conditions: { ready: true } }],
+      ports: [{ name: 'https', port, protocol: 'TCP' }],
+    };
+    const existing = await store.getStored(sliceR, 'default', 'kubernetes');
+    if (existing) await store.update(sliceR, 'default', 'kubernetes', slice as unknown as KubeObject, { dryRun: false, user: systemUser });
+    else await store.create(sliceR, 'default', slice as unknown as KubeObject, { dryRun: false, user: systemUser });
+  }
+
+  return {
+    handle(req, res, user) {
+      route(server, () => checks, req, res, user);
+    },
+    async close() {
+      stopTracking();
+      for (const w of [...server.watches]) w.stop();
+    },
+    metrics,
+    resources,
+    setServingEndpoint,
+    addHealthCheck(c) {
+      checks.push(c);
+    },
+    openWatches: () => server.watches.size,
+  };
+}

@@ -1,0 +1,46 @@
+/**
+ * DELETE of one object and DELETE of a collection. Status 200; 202 only when
+ * the object lingers and the legacy orphanDependents=false was sent, as
+ * upstream's handler does.
+ */
+import type { RequestScope } from '../context.js';
+import { apiVersionOf } from '../../api/types.js';
+import { writeJson } from '../output.js';
+import { readJsonBody } from './decode.js';
+import { deleteObject, parseDeleteOptions, type DeleteRequest } from '../deletion.js';
+import { deleteNamespace } from '../namespaces.js';
+import { methodNotAllowed } from '../status.js';
+import { readList } from './list.js';
+import { isNotFound } from '../../client/errors.js';
+
+function isNamespaces(s: RequestScope): boolean {
+  return s.r.group === '' && s.r.resource === 'namespaces';
+}
+
+export async function handleDelete(s: RequestScope): Promise<void> {
+  if (!s.r.verbs.includes('delete')) throw methodNotAllowed('delete', s.r);
+  const req = parseDeleteOptions(await readJsonBody(s), s.query, s.user);
+  const result = isNamespaces(s) ? await deleteNamespace(s.server, s.r, s.name, req) : await deleteObject(s.server.store, s.r, s.namespace, s.name, req);
+  const code = !result.deleted && req.orphanDependents === false ? 202 : 200;
+  writeJson(s.res, code, result.body);
+}
+
+export async function handleDeleteCollection(s: RequestScope): Promise<void> {
+  if (!s.r.verbs.includes('deletecollection')) throw methodNotAllowed('deletecollection', s.r);
+  const req: DeleteRequest = parseDeleteOptions(await readJsonBody(s), s.query, s.user);
+  const page = await readList(s, { paginate: false });
+  const items = [];
+  for (const obj of page.items) {
+    const ns = obj.metadata?.namespace ?? '';
+    const name = obj.metadata?.name ?? '';
+    try {
+      const out = isNamespaces(s) ? await deleteNamespace(s.server, s.r, name, req) : await deleteObject(s.server.store, s.r, ns, name, req);
+      items.push(out.object);
+    } catch (err) {
+      // Gone meanwhile: nothing left to delete.
+      if (isNotFound(err)) continue;
+      throw err;
+    }
+  }
+  writeJson(s.res, 200, { kind: s.r.listKind, apiVersion: apiVersionOf(s.r.group, s.r.version), metadata: { resourceVersion: String(s.server.storage.currentRevision()) }, items });
+}

@@ -1,0 +1,229 @@
+/**
+ * Subresources: status, scale, pods/binding (and the bindings resource),
+ * pods/eviction, namespaces/finalize, certificatesigningrequests/approval,
+ * and the streaming pod endpoints that simulated nodes cannot serve.
+ */
+import type { Binding, Namespace, Pod, PodCondition } from 'kubernetes-types/core/v1.js';
+import type { PodDisruptionBudget } from 'kubernetes-types/policy/v1.js';
+import type { Scale } from 'kubernetes-types/autoscaling/v1.js';
+import type { KubeObject } from '../../api/types.js';
+import { selectorFromLabelSelector } from '../../api/labels.js';
+import { rfc3339 } from '../../util/clock/clock.js';
+import type { RequestScope } from '../context.js';
+import { writeJson, writeText, includeObjectParam } from '../output.js';
+import { partialObjectMetadata, toTable } from '../table.js';
+import { dryRunOf, readJsonBody, readObject } from './decode.js';
+import { handleUpdate } from './update.js';
+import { handlePatch } from './patch.js';
+import { deleteObject, parseDeleteOptions } from '../deletion.js';
+import { finalizeNamespace } from '../namespaces.js';
+import { StorageError } from '../storage/storage.js';
+import { storagePrefix, present } from '../store.js';
+import { badRequest, conflict, conflictModified, forbidden, methodNotAllowed, notFound, notSupported, StatusError, successStatus, tooManyRequests } from '../status.js';
+import { newStatus } from '../../client/errors.js';
+
+export async function handleSubresource(s: RequestScope): Promise<void> {
+  const sub = s.r.subresources.get(s.subresource);
+  if (!sub) throw notFound({ group: s.r.group, resource: `${s.r.resource}/${s.subresource}` }, s.name);
+  const key = `${s.r.group}/${s.r.resource}/${s.subresource}`;
+  switch (s.subresource) {
+    case 'status':
+      return status(s);
+    case 'scale':
+      return scale(s);
+  }
+  switch (key) {
+    case '/pods/binding':
+      if (s.verb !== 'create') throw methodNotAllowed(s.verb, { group: '', resource: 'pods/binding' });
+      return bind(s, s.name);
+    case '/pods/eviction':
+      if (s.verb !== 'create') throw methodNotAllowed(s.verb, { group: '', resource: 'pods/eviction' });
+      return evict(s);
+    case '/namespaces/finalize': {
+      if (s.verb !== 'update') throw methodNotAllowed(s.verb, { group: '', resource: 'namespaces/finalize' });
+      const body = (await readObject(s)) as Namespace & KubeObject;
+      if (body.metadata?.name && body.metadata.name !== s.name) throw badRequest(`the name of the object (${body.metadata.name}) does not match the name on the URL (${s.name})`);
+      return writeJson(s.res, 200, await finalizeNamespace(s.server, s.r, s.name, body, { dryRun: dryRunOf(s), user: s.user }));
+    }
+    case 'certificates.k8s.io/certificatesigningrequests/approval':
+      return approval(s);
+    case '/pods/log':
+      await s.server.store.get(s.r, s.namespace, s.name);
+      return writeText(s.res, 200, 'simulated pod: no container logs\n');
+    case '/pods/exec':
+    case '/pods/attach':
+    case '/pods/portforward':
+      await s.server.store.get(s.r, s.namespace, s.name);
+      throw badRequest(`${s.subresource} is not supported by simulated nodes`);
+    default:
+      throw notSupported(`the ${s.r.resource}/${s.subresource} subresource is not supported by this server`);
+  }
+}
+
+async function status(s: RequestScope): Promise<void> {
+  switch (s.verb) {
+    case 'get': {
+      const obj = await s.server.store.get(s.r, s.namespace, s.name);
+      if (s.rendering === 'metadata') return writeJson(s.res, 200, partialObjectMetadata(obj));
+      if (s.rendering === 'table') return writeJson(s.res, 200, toTable(s.r.group, s.r.resource, [obj], includeObjectParam(s.query), s.server.clock.now()));
+      return writeJson(s.res, 200, obj);
+    }
+    case 'update':
+      return handleUpdate(s, 'status');
+    case 'patch':
+      return handlePatch(s, 'status');
+    default:
+      throw methodNotAllowed(s.verb, { group: s.r.group, resource: `${s.r.resource}/status` });
+  }
+}
+
+async function scale(s: RequestScope): Promise<void> {
+  const access = s.r.strategy.scale;
+  if (!access) throw notFound({ group: s.r.group, resource: `${s.r.resource}/scale` }, s.name);
+  const store = s.server.store;
+  switch (s.verb) {
+    case 'get':
+      return writeJson(s.res, 200, access.get(await store.get(s.r, s.namespace, s.name)));
+    case 'update': {
+      const body = (await readObject(s, { group: 'autoscaling', version: 'v1', kind: 'Scale' })) as Scale & KubeObject;
+      if (body.metadata?.name && body.metadata.name !== s.name) throw badRequest(`the name of the object (${body.metadata.name}) does not match the name on the URL (${s.name})`);
+      const replicas = body.spec?.replicas ?? 0;
+      if (!Number.isInteger(replicas) || replicas < 0) {
+        throw new StatusError(newStatus(422, 'Invalid', `Scale.autoscaling "${s.name}" is invalid: spec.replicas: Invalid value: ${replicas}: must be greater than or equal to 0`, {
+          name: s.name, group: 'autoscaling', kind: 'Scale', causes: [{ reason: 'FieldValueInvalid', message: `Invalid value: ${replicas}: must be greater than or equal to 0`, field: 'spec.replicas' }],
+        }));
+      }
+      const out = await store.guaranteedUpdate(s.r, s.namespace, s.name, (cur) => {
+        const rv = body.metadata?.resourceVersion;
+        if (rv && rv !== cur.metadata?.resourceVersion) throw conflictModified(s.r, s.name);
+        access.set(cur, replicas);
+        return cur;
+      }, { dryRun: dryRunOf(s), user: s.user, subresource: 'scale' });
+      return writeJson(s.res, 200, access.get(out));
+    }
+    case 'patch': {
+      // Patch the Scale view, then write its replicas back.
+      const { patchKindOf, applyPatchTo } = await import('./patch.js');
+      const kind = patchKindOf(s.req.headers['content-type']);
+      const body = await readJsonBody(s);
+      const out = await store.guaranteedUpdate(s.r, s.namespace, s.name, async (cur) => {
+        const scaleRes = { ...s.r, group: 'autoscaling', version: 'v1', kind: 'Scale' };
+        const patched = (await applyPatchTo(scaleRes, access.get(cur) as KubeObject, kind, body, { fieldManager: s.query.get('fieldManager') ?? '', force: s.query.get('force') === 'true' })) as Scale;
+        const replicas = patched.spec?.replicas ?? 0;
+        if (!Number.isInteger(replicas) || replicas < 0) throw badRequest(`spec.replicas: Invalid value: ${replicas}: must be greater than or equal to 0`);
+        access.set(cur, replicas);
+        return cur;
+      }, { dryRun: dryRunOf(s), user: s.user, subresource: 'scale' });
+      return writeJson(s.res, 200, access.get(out));
+    }
+    default:
+      throw methodNotAllowed(s.verb, { group: s.r.group, resource: `${s.r.resource}/scale` });
+  }
+}
+
+/** POST pods/{name}/binding or POST bindings: assigns the pod to a node (pkg/registry/core/pod/storage assignPod). */
+export async function bind(s: RequestScope, podName: string): Promise<void> {
+  const body = (await readObject(s, { group: '', version: 'v1', kind: 'Binding' })) as Binding & KubeObject;
+  const name = body.metadata?.name || podName;
+  if (podName && name !== podName) throw badRequest(`the name of the object (${name}) does not match the name on the URL (${podName})`);
+  const node = body.target?.name;
+  const podsR = s.server.resources.find('', 'v1', 'pods')!;
+  const bindR = { group: '', resource: 'pods/binding' };
+  if (!node) {
+    throw new StatusError(newStatus(422, 'Invalid', `Binding "${name}" is invalid: target.name: Required value`, { name, kind: 'Binding', causes: [{ reason: 'FieldValueRequired', message: 'Required value', field: 'target.name' }] }));
+  }
+  const dryRun = dryRunOf(s);
+  for (let attempt = 0; ; attempt++) {
+    const cur = await s.server.store.getStored(podsR, s.namespace, name);
+    if (!cur) throw notFound(podsR, name);
+    const pod = present(podsR, cur.object) as Pod & KubeObject;
+    if (body.metadata?.uid && body.metadata.uid !== pod.metadata?.uid) throw conflict(bindR, name, `Precondition failed: UID in precondition: ${body.metadata.uid}, UID in object meta: ${pod.metadata?.uid}`);
+    if (pod.metadata?.deletionTimestamp) throw conflict(bindR, name, `pod ${name} is being deleted, cannot be assigned to a host`);
+    if (pod.spec?.nodeName) throw conflict(bindR, name, `pod ${name} is already assigned to node "${pod.spec.nodeName}"`);
+    pod.spec!.nodeName = node;
+    if (body.metadata?.annotations) pod.metadata!.annotations = { ...(pod.metadata!.annotations ?? {}), ...body.metadata.annotations };
+    const now = rfc3339(s.server.clock.now());
+    const conds: PodCondition[] = (pod.status?.conditions ?? []).filter((c) => c.type !== 'PodScheduled');
+    const old = pod.status?.conditions?.find((c) => c.type === 'PodScheduled');
+    conds.push({ type: 'PodScheduled', status: 'True', lastProbeTime: null as unknown as string, lastTransitionTime: old?.status === 'True' && old.lastTransitionTime ? old.lastTransitionTime : now });
+    (pod as KubeObject).status = { ...(pod.status ?? {}), conditions: conds };
+    if (dryRun) break;
+    try {
+      await s.server.store.rawUpdate(podsR, s.namespace, name, pod, cur.revision);
+      break;
+    } catch (err) {
+      if (err instanceof StorageError && err.code === 'Conflict' && attempt < 5) continue;
+      throw err;
+    }
+  }
+  writeJson(s.res, 201, { ...successStatus(), code: 201 });
+}
+
+/** POST pods/{name}/eviction: deletes the pod unless a PodDisruptionBudget forbids it (pkg/registry/core/pod/storage/eviction.go). */
+async function evict(s: RequestScope): Promise<void> {
+  const body = requireEviction(await readJsonBody(s));
+  if (body.metadata?.name && body.metadata.name !== s.name) throw badRequest(`name in URL does not match name in Eviction object`);
+  const store = s.server.store;
+  const podsR = s.r;
+  const pod = (await store.get(podsR, s.namespace, s.name)) as Pod & KubeObject;
+  const delOpts = parseDeleteOptions(body.deleteOptions, new URLSearchParams(), s.user);
+  delOpts.dryRun = delOpts.dryRun || dryRunOf(s);
+  const phase = pod.status?.phase;
+  const ignorePdb = phase === 'Succeeded' || phase === 'Failed' || phase === 'Pending' || !!pod.metadata?.deletionTimestamp;
+  if (!ignorePdb) {
+    const pdbR = s.server.resources.find('policy', 'v1', 'poddisruptionbudgets')!;
+    const list = await s.server.storage.list(storagePrefix(pdbR, s.namespace));
+    const pdbs = list.items
+      .map((x) => x.object as PodDisruptionBudget & KubeObject)
+      .filter((p) => selectorFromLabelSelector(p.spec?.selector).matches(pod.metadata?.labels));
+    if (pdbs.length > 1) {
+      throw new StatusError(newStatus(500, 'InternalError', 'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.'));
+    }
+    if (pdbs.length === 1) {
+      const pdb = pdbs[0]!;
+      const pdbName = pdb.metadata?.name ?? '';
+      const st = pdb.status;
+      const cause = (message: string) => [{ reason: 'DisruptionBudget', message }];
+      const refuse = 'Cannot evict pod as it would violate the pod\'s disruption budget.';
+      if ((st?.observedGeneration ?? 0) < (pdb.metadata?.generation ?? 0)) throw tooManyRequests(refuse, cause(`The disruption budget ${pdbName} is still being processed by the server.`), 10);
+      if ((st?.disruptionsAllowed ?? 0) < 0) throw forbidden(podsR, s.name, 'pdb disruptions allowed is negative');
+      if ((st?.disruptionsAllowed ?? 0) === 0) {
+        throw tooManyRequests(refuse, cause(`The disruption budget ${pdbName} needs ${st?.desiredHealthy ?? 0} healthy pods and has ${st?.currentHealthy ?? 0} currently`));
+      }
+      if (!delOpts.dryRun) {
+        const pre = pdb.metadata?.resourceVersion;
+        const next = structuredClone(pdb) as PodDisruptionBudget & KubeObject & { status: unknown };
+        next.status = { ...next.status!, disruptionsAllowed: (st?.disruptionsAllowed ?? 0) - 1, disruptedPods: { ...(st?.disruptedPods ?? {}), [s.name]: rfc3339(s.server.clock.now()) } };
+        try {
+          await store.rawUpdate(pdbR, s.namespace, pdbName, next, Number(pre));
+        } catch (err) {
+          if (err instanceof StorageError && err.code === 'Conflict') throw tooManyRequests(refuse, cause(`The disruption budget ${pdbName} was modified concurrently; retry the eviction.`), 1);
+          throw err;
+        }
+      }
+    }
+  }
+  await deleteObject(store, podsR, s.namespace, s.name, delOpts);
+  writeJson(s.res, 201, { ...successStatus(), code: 201 });
+}
+
+function requireEviction(v: unknown): { metadata?: { name?: string }; deleteOptions?: unknown } {
+  if (!v || typeof v !== 'object') throw badRequest('the request body must be an Eviction');
+  const e = v as { kind?: string; metadata?: { name?: string }; deleteOptions?: unknown };
+  if (e.kind && e.kind !== 'Eviction') throw badRequest(`expected Eviction, got ${e.kind}`);
+  return e;
+}
+
+/** PUT certificatesigningrequests/{name}/approval: only status.conditions change. */
+async function approval(s: RequestScope): Promise<void> {
+  if (s.verb !== 'update') throw methodNotAllowed(s.verb, { group: s.r.group, resource: `${s.r.resource}/approval` });
+  const body = await readObject(s);
+  const out = await s.server.store.guaranteedUpdate(s.r, s.namespace, s.name, (cur) => {
+    const rv = body.metadata?.resourceVersion;
+    if (rv && rv !== cur.metadata?.resourceVersion) throw conflictModified(s.r, s.name);
+    const conditions = (body.status as { conditions?: unknown } | undefined)?.conditions;
+    cur.status = { ...((cur.status as object | undefined) ?? {}), conditions };
+    return cur;
+  }, { dryRun: dryRunOf(s), user: s.user, subresource: 'approval', prepare: 'none' });
+  writeJson(s.res, 200, out);
+}

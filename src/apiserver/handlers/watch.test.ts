@@ -1,0 +1,133 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { FakeClock } from '../../util/clock/clock.js';
+import { startTestServer, eventually, type TestServer } from '../test-server.js';
+
+const cm = (name: string, labels: Record<string, string> = {}) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels } });
+const path = '/api/v1/namespaces/default/configmaps';
+
+describe('WATCH', () => {
+  let t: TestServer;
+  const clock = new FakeClock('2024-01-01T00:00:00Z');
+  before(async () => {
+    t = await startTestServer({ clock });
+  });
+  after(async () => {
+    await t.close();
+  });
+
+  it('starts with synthetic ADDED events for resourceVersion 0, then streams live changes', async () => {
+    await t.request('POST', path, cm('w1'));
+    const w = await t.watch(`${path}?watch=1&resourceVersion=0`);
+    assert.equal(w.status, 200);
+    const first = await w.next();
+    assert.equal(first.type, 'ADDED');
+    assert.equal(first.object.metadata.name, 'w1');
+    assert.equal(first.object.kind, 'ConfigMap');
+    await t.request('POST', path, cm('w2'));
+    const second = await w.next();
+    assert.deepEqual([second.type, second.object.metadata.name], ['ADDED', 'w2']);
+    const cur = (await t.request('GET', `${path}/w2`)).body;
+    cur.data = { a: 'b' };
+    await t.request('PUT', `${path}/w2`, cur);
+    const third = await w.next();
+    assert.deepEqual([third.type, third.object.data], ['MODIFIED', { a: 'b' }]);
+    await t.request('DELETE', `${path}/w2`);
+    const fourth = await w.next();
+    assert.equal(fourth.type, 'DELETED');
+    assert.equal(fourth.object.metadata.name, 'w2');
+    w.close();
+  });
+
+  it('replays history after an exact resourceVersion', async () => {
+    const rv = (await t.request('GET', path)).body.metadata.resourceVersion;
+    await t.request('POST', path, cm('r1'));
+    await t.request('POST', path, cm('r2'));
+    const w = await t.watch(`${path}?watch=true&resourceVersion=${rv}`);
+    assert.equal((await w.next()).object.metadata.name, 'r1');
+    assert.equal((await w.next()).object.metadata.name, 'r2');
+    w.close();
+  });
+
+  it('sends one ERROR event with 410 Expired and ends for a compacted resourceVersion', async () => {
+    const rv = (await t.request('GET', path)).body.metadata.resourceVersion;
+    await t.request('POST', path, cm('gone1'));
+    await t.storage.compact(t.storage.currentRevision());
+    const w = await t.watch(`${path}?watch=1&resourceVersion=${rv}`);
+    const ev = await w.next();
+    assert.equal(ev.type, 'ERROR');
+    assert.equal(ev.object.kind, 'Status');
+    assert.equal(ev.object.code, 410);
+    assert.equal(ev.object.reason, 'Expired');
+    assert.match(ev.object.message, /^too old resource version: \d+ \(\d+\)$/);
+    await w.ended;
+  });
+
+  it('turns selector leave into DELETED and enter into ADDED', async () => {
+    await t.request('POST', path, cm('sel', { role: 'a' }));
+    const w = await t.watch(`${path}?watch=1&labelSelector=role%3Da`);
+    assert.equal((await w.next()).type, 'ADDED');
+    const cur = (await t.request('GET', `${path}/sel`)).body;
+    cur.metadata.labels.role = 'b';
+    const moved = (await t.request('PUT', `${path}/sel`, cur)).body;
+    const left = await w.next();
+    assert.equal(left.type, 'DELETED');
+    assert.equal(left.object.metadata.resourceVersion, moved.metadata.resourceVersion);
+    moved.metadata.labels.role = 'a';
+    await t.request('PUT', `${path}/sel`, moved);
+    assert.equal((await w.next()).type, 'ADDED');
+    w.close();
+  });
+
+  it('watches a single object with fieldSelector metadata.name', async () => {
+    await t.request('POST', path, cm('one'));
+    await t.request('POST', path, cm('two'));
+    const w = await t.watch(`${path}?watch=1&fieldSelector=metadata.name%3Dtwo`);
+    const ev = await w.next();
+    assert.equal(ev.object.metadata.name, 'two');
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(w.events.length, 1);
+    w.close();
+  });
+
+  it('sends periodic BOOKMARKs and ends at timeoutSeconds after a last bookmark', async () => {
+    const w = await t.watch(`${path}?watch=1&allowWatchBookmarks=true&timeoutSeconds=120&resourceVersion=${t.storage.currentRevision()}`);
+    await eventually(() => clock.pendingTimers() >= 2);
+    await clock.advance(60_000);
+    const bm = await w.next();
+    assert.equal(bm.type, 'BOOKMARK');
+    assert.equal(bm.object.kind, 'ConfigMap');
+    assert.equal(bm.object.metadata.resourceVersion, String(t.storage.currentRevision()));
+    await clock.advance(59_000);
+    assert.equal((await w.next()).type, 'BOOKMARK', 'a bookmark just before the timeout');
+    await clock.advance(1_000);
+    await w.ended;
+  });
+
+  it('ends initial events with a bookmark annotated k8s.io/initial-events-end for sendInitialEvents', async () => {
+    const w = await t.watch(`${path}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true`);
+    let ev;
+    const added = [];
+    while ((ev = await w.next()).type === 'ADDED') added.push(ev.object.metadata.name);
+    assert.ok(added.length > 0);
+    assert.equal(ev.type, 'BOOKMARK');
+    assert.deepEqual(ev.object.metadata.annotations, { 'k8s.io/initial-events-end': 'true' });
+    w.close();
+  });
+
+  it('unregisters the watch as soon as the client disconnects', async () => {
+    await eventually(() => t.handler.openWatches() === 0);
+    const w = await t.watch(`${path}?watch=1`);
+    await w.next();
+    assert.equal(t.handler.openWatches(), 1);
+    w.close();
+    await eventually(() => t.handler.openWatches() === 0);
+  });
+
+  it('renders watch events as metadata for as=PartialObjectMetadata', async () => {
+    const w = await t.watch(`${path}?watch=1`, { Accept: 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1' });
+    const ev = await w.next();
+    assert.equal(ev.object.kind, 'PartialObjectMetadata');
+    w.close();
+  });
+});

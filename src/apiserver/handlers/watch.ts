@@ -1,0 +1,184 @@
+/**
+ * WATCH: a chunked JSON stream, one event per line, flushed per event.
+ *
+ * - resourceVersion "" or "0": synthetic ADDED events for the current state,
+ *   then live changes; an exact revision replays history after it; a
+ *   compacted one yields one ERROR event (410 Expired) and the end.
+ * - sendInitialEvents=true (with resourceVersionMatch=NotOlderThan) ends the
+ *   initial events with a BOOKMARK annotated `k8s.io/initial-events-end`.
+ * - Selectors apply to each change: leaving the selection is DELETED,
+ *   entering it ADDED.
+ * - allowWatchBookmarks: periodic BOOKMARKs and one shortly before timeout.
+ * - Closing the connection unregisters the watch at once.
+ */
+import type { KubeObject, WatchEvent } from '../../api/types.js';
+import { apiVersionOf } from '../../api/types.js';
+import type { Timer } from '../../util/clock/clock.js';
+import type { RequestScope } from '../context.js';
+import { includeObjectParam } from '../output.js';
+import { partialObjectMetadata, toTable } from '../table.js';
+import { present, storagePrefix } from '../store.js';
+import { selectionFrom } from '../selection.js';
+import { StorageError, type StorageEvent, type WatchHandle } from '../storage/storage.js';
+import { badRequest, gone } from '../status.js';
+import { parseResourceVersion } from './list.js';
+import { truthyParam } from '../request-info.js';
+
+/** A slow client whose unsent output passes this is disconnected (upstream drops slow watchers too). */
+const maxBufferedBytes = 16 * 1024 * 1024;
+
+export const initialEventsEndAnnotation = 'k8s.io/initial-events-end';
+
+export async function handleWatch(s: RequestScope): Promise<void> {
+  const { server, query: q, r, res } = s;
+  const storage = server.storage;
+  const sel = selectionFrom(r, q, s.name || undefined);
+  const rvParam = q.get('resourceVersion') ?? '';
+  const match = q.get('resourceVersionMatch') ?? '';
+  const bookmarks = truthyParam(q.get('allowWatchBookmarks'));
+  const sendInitial = q.get('sendInitialEvents');
+  if (sendInitial !== null && sendInitial !== '') {
+    if (match !== 'NotOlderThan') throw badRequest('resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan');
+    if (!bookmarks && sendInitial === 'true') throw badRequest('allowWatchBookmarks: Forbidden: sendInitialEvents requires setting allowWatchBookmarks to true');
+  } else if (match) {
+    throw badRequest('resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided');
+  }
+  const initialEvents = sendInitial === 'true' || ((sendInitial === null || sendInitial === '') && (rvParam === '' || rvParam === '0'));
+  let timeoutSeconds: number;
+  const ts = q.get('timeoutSeconds');
+  if (ts !== null && ts !== '') {
+    timeoutSeconds = Number(ts);
+    if (!Number.isFinite(timeoutSeconds) || timeoutSeconds < 0) throw badRequest(`invalid timeoutSeconds: ${ts}`);
+  } else {
+    timeoutSeconds = server.minRequestTimeoutSeconds * (1 + Math.random());
+  }
+  const prefix = storagePrefix(r, r.namespaced ? s.namespace : '');
+  const include = s.rendering === 'table' ? includeObjectParam(q) : 'Metadata';
+
+  const render = (obj: KubeObject): KubeObject => {
+    switch (s.rendering) {
+      case 'object':
+        return obj;
+      case 'metadata':
+        return partialObjectMetadata(obj);
+      case 'table':
+        return toTable(r.group, r.resource, [obj], include, server.clock.now(), { resourceVersion: obj.metadata?.resourceVersion ?? '' });
+    }
+  };
+
+  // Initial state, read before the response starts so errors are plain Statuses.
+  let from: number;
+  let initial: KubeObject[] = [];
+  if (initialEvents) {
+    const list = await storage.list(prefix, { filter: sel.everything ? undefined : (o) => sel.matches(o) });
+    initial = list.items.map((x) => present(r, x.object));
+    from = list.revision;
+  } else {
+    from = rvParam === '' || rvParam === '0' ? storage.currentRevision() : parseResourceVersion(rvParam);
+  }
+
+  res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
+  res.flushHeaders();
+  server.metrics.longRunning(r, s.subresource, 1);
+
+  let closed = false;
+  let handle: WatchHandle | undefined;
+  let lastRv = from;
+  const timers: Timer[] = [];
+  const entry = { stop: () => finish() };
+  server.watches.add(entry);
+
+  const send = (ev: WatchEvent): void => {
+    if (closed) return;
+    res.write(JSON.stringify(ev) + '\n');
+    if (res.writableLength > maxBufferedBytes) {
+      server.logger.warn({ resource: r.resource, buffered: res.writableLength }, 'watch client too slow, closing');
+      finish();
+    }
+  };
+  const bookmark = (annotations?: Record<string, string>): void => {
+    const md: { resourceVersion: string; annotations?: Record<string, string> } = { resourceVersion: String(lastRv) };
+    if (annotations) md.annotations = annotations;
+    send({ type: 'BOOKMARK', object: { kind: r.kind, apiVersion: apiVersionOf(r.group, r.version), metadata: md } });
+  };
+  function finish(): void {
+    if (closed) return;
+    closed = true;
+    for (const t of timers) t.stop();
+    handle?.stop();
+    server.watches.delete(entry);
+    server.metrics.longRunning(r, s.subresource, -1);
+    res.end();
+  }
+  res.on('close', finish);
+  s.req.on('close', () => {
+    if (!res.writableFinished) finish();
+  });
+
+  for (const obj of initial) send({ type: 'ADDED', object: render(obj) });
+  if (sendInitial === 'true') bookmark({ [initialEventsEndAnnotation]: 'true' });
+
+  const onEvent = (e: StorageEvent): void => {
+    if (e.revision > lastRv) lastRv = e.revision;
+    const ev = translate(e, (o) => sel.matches(o));
+    if (ev) send({ type: ev.type, object: render(present(r, ev.object)) });
+  };
+  try {
+    handle = storage.watch(prefix, from, onEvent, (err) => {
+      server.logger.error(err, { resource: r.resource }, 'watch ended by storage');
+      finish();
+    });
+  } catch (err) {
+    if (err instanceof StorageError && err.code === 'Compacted') {
+      const st = gone(`too old resource version: ${from} (${storage.compactedRevision()})`).status;
+      st.reason = 'Expired';
+      send({ type: 'ERROR', object: st });
+      finish();
+      return;
+    }
+    finish();
+    throw err;
+  }
+  if (closed) handle.stop();
+
+  const deadline = server.clock.now() + timeoutSeconds * 1000;
+  timers.push(server.clock.setTimer(finish, timeoutSeconds * 1000));
+  if (bookmarks) {
+    const schedule = (): void => {
+      if (closed) return;
+      const remaining = deadline - server.clock.now();
+      // Periodic, and one just before the timeout so clients can resume from it.
+      const next = Math.min(server.bookmarkIntervalMs, Math.max(0, remaining - 2000));
+      if (remaining <= 0) return;
+      timers.push(
+        server.clock.setTimer(() => {
+          bookmark();
+          if (deadline - server.clock.now() > 2000) schedule();
+        }, next),
+      );
+    };
+    schedule();
+  }
+}
+
+/** Applies the selection to a storage event (cacher's convertToWatchEvent). */
+export function translate(e: StorageEvent, matches: (o: KubeObject) => boolean): { type: 'ADDED' | 'MODIFIED' | 'DELETED'; object: KubeObject } | undefined {
+  switch (e.type) {
+    case 'ADDED':
+      return matches(e.object) ? { type: 'ADDED', object: e.object } : undefined;
+    case 'MODIFIED': {
+      const now = matches(e.object);
+      const before = matches(e.prevObject);
+      if (now && before) return { type: 'MODIFIED', object: e.object };
+      if (now) return { type: 'ADDED', object: e.object };
+      if (before) {
+        const prev = structuredClone(e.prevObject);
+        prev.metadata = { ...(prev.metadata ?? {}), resourceVersion: String(e.revision) };
+        return { type: 'DELETED', object: prev };
+      }
+      return undefined;
+    }
+    case 'DELETED':
+      return matches(e.prevObject) || matches(e.object) ? { type: 'DELETED', object: e.object } : undefined;
+  }
+}

@@ -1,0 +1,132 @@
+/**
+ * The API server's Prometheus metrics, named as kube-apiserver's so existing
+ * dashboards work: apiserver_request_total, apiserver_request_duration_seconds,
+ * apiserver_longrunning_requests, apiserver_storage_objects and
+ * etcd_request_duration_seconds. Each handler has its own registry.
+ */
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Storage, StorageEvent } from './storage/storage.js';
+import type { Logger } from '../util/log/logger.js';
+
+export interface RequestLabels {
+  verb: string;
+  group: string;
+  version: string;
+  resource: string;
+  subresource: string;
+  scope: string;
+  component: string;
+  code: string;
+}
+
+export interface ApiMetrics {
+  readonly registry: Registry;
+  observeRequest(labels: RequestLabels, seconds: number): void;
+  /** Open long-running requests (watches) go up by 1 and down by 1. */
+  longRunning(r: { group: string; version: string; resource: string }, subresource: string, delta: number): void;
+  /** Wraps storage so every call is timed into etcd_request_duration_seconds. */
+  instrument(storage: Storage): Storage;
+  /** Keeps apiserver_storage_objects current from a storage watch. Returns a stop function. */
+  trackObjects(storage: Storage, logger: Logger): Promise<() => void>;
+  text(): Promise<string>;
+}
+
+/** `/registry/apps/deployments/ns/x` -> `deployments.apps`; `/registry/pods/ns/x` -> `pods`. */
+export function resourceOfKey(key: string): string {
+  const parts = key.split('/');
+  // ['', 'registry', group-or-resource, resource?, ...]
+  const a = parts[2] ?? '';
+  return a.includes('.') || a === 'apps' || a === 'batch' || a === 'autoscaling' || a === 'policy' ? `${parts[3] ?? ''}.${a}` : a;
+}
+
+const latencyBuckets = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60];
+
+export function newApiMetrics(): ApiMetrics {
+  const registry = new Registry();
+  const requests = new Counter({
+    name: 'apiserver_request_total',
+    help: 'Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.',
+    labelNames: ['verb', 'group', 'version', 'resource', 'subresource', 'scope', 'component', 'code'],
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'apiserver_request_duration_seconds',
+    help: 'Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component.',
+    labelNames: ['verb', 'group', 'version', 'resource', 'subresource', 'scope', 'component'],
+    buckets: latencyBuckets,
+    registers: [registry],
+  });
+  const longrunning = new Gauge({
+    name: 'apiserver_longrunning_requests',
+    help: 'Gauge of all active long-running apiserver requests broken out by verb, group, version, resource, scope and component.',
+    labelNames: ['verb', 'group', 'version', 'resource', 'subresource', 'scope', 'component'],
+    registers: [registry],
+  });
+  const objects = new Gauge({
+    name: 'apiserver_storage_objects',
+    help: 'Number of stored objects at the time of last check split by kind.',
+    labelNames: ['resource'],
+    registers: [registry],
+  });
+  const etcd = new Histogram({
+    name: 'etcd_request_duration_seconds',
+    help: 'Etcd request latency in seconds for each operation and object type.',
+    labelNames: ['operation', 'type'],
+    buckets: [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60],
+    registers: [registry],
+  });
+
+  function timed<T>(operation: string, key: string, fn: () => Promise<T>): Promise<T> {
+    const end = etcd.startTimer({ operation, type: resourceOfKey(key) });
+    return fn().finally(() => end());
+  }
+
+  return {
+    registry,
+    observeRequest(l, seconds) {
+      requests.inc({ ...l });
+      const { code: _code, ...rest } = l;
+      duration.observe(rest, seconds);
+    },
+    longRunning(r, subresource, delta) {
+      longrunning.inc({ verb: 'WATCH', group: r.group, version: r.version, resource: r.resource, subresource, scope: 'resource', component: 'apiserver' }, delta);
+    },
+    instrument(storage) {
+      return {
+        currentRevision: () => storage.currentRevision(),
+        compactedRevision: () => storage.compactedRevision(),
+        get: (key) => timed('get', key, () => storage.get(key)),
+        list: (prefix, opts) => timed('listWithCount', prefix, () => storage.list(prefix, opts)),
+        create: (key, obj) => timed('create', key, () => storage.create(key, obj)),
+        update: (key, obj, pre) => timed('update', key, () => storage.update(key, obj, pre)),
+        delete: (key, pre) => timed('delete', key, () => storage.delete(key, pre)),
+        watch: (prefix, from, onEvent, onError) => storage.watch(prefix, from, onEvent, onError),
+        compact: (rev) => storage.compact(rev),
+        close: () => storage.close(),
+      };
+    },
+    async trackObjects(storage, logger) {
+      const counts = new Map<string, number>();
+      const list = await storage.list('/registry/');
+      for (const it of list.items) {
+        const r = resourceOfKey(it.key);
+        counts.set(r, (counts.get(r) ?? 0) + 1);
+      }
+      for (const [r, n] of counts) objects.set({ resource: r }, n);
+      const h = storage.watch(
+        '/registry/',
+        list.revision,
+        (e: StorageEvent) => {
+          if (e.type === 'MODIFIED') return;
+          const r = resourceOfKey(e.key);
+          const n = (counts.get(r) ?? 0) + (e.type === 'ADDED' ? 1 : -1);
+          counts.set(r, n);
+          objects.set({ resource: r }, n);
+        },
+        (err) => logger.error(err, 'apiserver_storage_objects tracking stopped'),
+      );
+      return () => h.stop();
+    },
+    text: () => registry.metrics(),
+  };
+}

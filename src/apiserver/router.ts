@@ -1,0 +1,186 @@
+/**
+ * Routes one request: non-resource paths (discovery, health, metrics,
+ * version) and resource paths to the verb handlers. Every failure is turned
+ * into a Status response; nothing thrown escapes.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerContext, RequestScope } from './context.js';
+import { parseRequestInfo, truthyParam, type UserInfo } from './request-info.js';
+import { negotiate, writeJson, writeStatus, writeText } from './output.js';
+import { apiGroup, apiGroupList, apiResourceList, apiVersions, serverVersion } from './discovery.js';
+import { methodNotAllowed, notSupported, toStatusError, StatusError } from './status.js';
+import { newStatus } from '../client/errors.js';
+import { handleGet } from './handlers/get.js';
+import { handleList } from './handlers/list.js';
+import { handleWatch } from './handlers/watch.js';
+import { handleCreate } from './handlers/create.js';
+import { handleUpdate } from './handlers/update.js';
+import { handlePatch } from './handlers/patch.js';
+import { handleDelete, handleDeleteCollection } from './handlers/delete.js';
+import { bind, handleSubresource } from './handlers/subresources.js';
+
+export interface HealthCheck {
+  name: string;
+  check(): boolean;
+}
+
+function pageNotFound(): StatusError {
+  return new StatusError(newStatus(404, 'NotFound', 'the server could not find the requested resource', {}));
+}
+
+const metricVerb: Record<string, string> = {
+  get: 'GET', list: 'LIST', watch: 'WATCH', create: 'POST', update: 'PUT', patch: 'PATCH', delete: 'DELETE', deletecollection: 'DELETECOLLECTION',
+};
+
+export function route(server: ServerContext, checks: () => HealthCheck[], req: IncomingMessage, res: ServerResponse, user: UserInfo): void {
+  const start = process.hrtime.bigint();
+  const url = new URL(req.url ?? '/', 'http://apiserver');
+  const method = (req.method ?? 'GET').toUpperCase();
+  const info = parseRequestInfo(method, url.pathname, truthyParam(url.searchParams.get('watch')));
+  const labels = { verb: method, group: '', version: '', resource: '', subresource: '', scope: '', component: 'apiserver', code: '' };
+  if (info.kind === 'resource') {
+    Object.assign(labels, {
+      verb: metricVerb[info.verb] ?? method,
+      group: info.group,
+      version: info.version,
+      resource: info.resource,
+      subresource: info.subresource,
+      scope: info.name ? 'resource' : info.namespace ? 'namespace' : 'cluster',
+    });
+  }
+  const record = () => {
+    if (info.kind !== 'resource' || info.verb === 'watch') return;
+    labels.code = String(res.statusCode);
+    server.metrics.observeRequest(labels, Number(process.hrtime.bigint() - start) / 1e9);
+  };
+  res.once('finish', record);
+  const fail = (err: unknown) => {
+    const se = toStatusError(err);
+    if ((se.status.code ?? 500) >= 500) server.logger.error(err, { method, path: url.pathname }, 'request failed');
+    else server.logger.v(4).info({ method, path: url.pathname, code: se.status.code, reason: se.status.reason }, 'request refused');
+    if (!req.complete) req.resume();
+    writeStatus(res, se.status);
+  };
+  try {
+    const p = info.kind === 'nonResource' ? nonResource(server, checks, method, url, res) : resource(server, req, res, url, user, info);
+    p.catch(fail);
+  } catch (err) {
+    fail(err);
+  }
+}
+
+async function nonResource(server: ServerContext, checks: () => HealthCheck[], method: string, url: URL, res: ServerResponse): Promise<void> {
+  const path = url.pathname.replace(/\/+$/, '') || '/';
+  if (method !== 'GET' && method !== 'HEAD') throw new StatusError(newStatus(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`, {}));
+  const parts = path.split('/').filter(Boolean);
+  switch (path) {
+    case '/version':
+      return writeJson(res, 200, serverVersion);
+    case '/api':
+      return writeJson(res, 200, apiVersions());
+    case '/apis':
+      return writeJson(res, 200, apiGroupList(server.resources));
+    case '/metrics': {
+      const text = await server.metrics.text();
+      res.writeHead(200, { 'Content-Type': server.metrics.registry.contentType });
+      res.end(text);
+      return;
+    }
+  }
+  if (parts[0] === 'healthz' || parts[0] === 'livez' || parts[0] === 'readyz') return health(parts[0], parts[1], checks(), url, res);
+  if (parts[0] === 'api' && parts.length === 2) {
+    const doc = apiResourceList(server.resources, '', parts[1]!);
+    if (doc) return writeJson(res, 200, doc);
+  }
+  if (parts[0] === 'apis' && parts.length === 2) {
+    const doc = apiGroup(server.resources, parts[1]!);
+    if (doc) return writeJson(res, 200, doc);
+  }
+  if (parts[0] === 'apis' && parts.length === 3) {
+    const doc = apiResourceList(server.resources, parts[1]!, parts[2]!);
+    if (doc) return writeJson(res, 200, doc);
+  }
+  throw pageNotFound();
+}
+
+function health(kind: string, only: string | undefined, checks: HealthCheck[], url: URL, res: ServerResponse): void {
+  const all = [{ name: 'ping', check: () => true }, ...checks];
+  if (only) {
+    const c = all.find((x) => x.name === only);
+    if (!c) return writeText(res, 404, `404 page not found\n`);
+    return c.check() ? writeText(res, 200, 'ok') : writeText(res, 500, `internal server error: ${only} check failed\n`);
+  }
+  const results = all.map((c) => ({ name: c.name, ok: safe(c.check) }));
+  const failed = results.filter((r) => !r.ok);
+  const verbose = url.searchParams.has('verbose');
+  if (!verbose && failed.length === 0) return writeText(res, 200, 'ok');
+  const lines = results.map((r) => (r.ok ? `[+]${r.name} ok` : `[-]${r.name} failed: reason withheld`));
+  const tail = failed.length === 0 ? `${kind} check passed` : `${kind} check failed`;
+  writeText(res, failed.length === 0 ? 200 : 500, `${lines.join('\n')}\n${tail}\n`);
+}
+
+function safe(fn: () => boolean): boolean {
+  try {
+    return fn();
+  } catch {
+    return false;
+  }
+}
+
+async function resource(
+  server: ServerContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  user: UserInfo,
+  info: Extract<ReturnType<typeof parseRequestInfo>, { kind: 'resource' }>,
+): Promise<void> {
+  const r = server.resources.find(info.group, info.version, info.resource);
+  if (!r) throw pageNotFound();
+  if (!['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'].includes(req.method ?? '')) throw methodNotAllowed(req.method ?? '', r);
+  if (!r.namespaced && info.namespace) throw pageNotFound();
+  if (r.namespaced && !info.namespace && info.name) throw pageNotFound();
+  const s: RequestScope = {
+    server, req, res, url, query: url.searchParams, user, r,
+    namespace: info.namespace, name: info.name, subresource: info.subresource, verb: info.verb,
+    rendering: negotiate(req.headers.accept),
+  };
+  if (r.group === '' && r.resource === 'bindings') {
+    if (info.verb !== 'create' || info.name) throw methodNotAllowed(info.verb, r);
+    return bind(s, '');
+  }
+  if (r.virtual) {
+    if (info.verb !== 'create') throw methodNotAllowed(info.verb, r);
+    throw notSupported(`${r.resource}.${r.group} is not supported by this server yet`);
+  }
+  if (info.subresource) {
+    if (!info.name) throw pageNotFound();
+    return handleSubresource(s);
+  }
+  const allowed = (verb: string) => {
+    if (!r.verbs.includes(verb)) throw methodNotAllowed(verb, r);
+  };
+  switch (info.verb) {
+    case 'get':
+      allowed('get');
+      return handleGet(s);
+    case 'list':
+      allowed('list');
+      return handleList(s);
+    case 'watch':
+      allowed('watch');
+      return handleWatch(s);
+    case 'create':
+      if (info.name) throw methodNotAllowed('create', r);
+      if (r.namespaced && !info.namespace) throw pageNotFound();
+      return handleCreate(s);
+    case 'update':
+      return handleUpdate(s);
+    case 'patch':
+      return handlePatch(s);
+    case 'delete':
+      return handleDelete(s);
+    case 'deletecollection':
+      return handleDeleteCollection(s);
+  }
+}
