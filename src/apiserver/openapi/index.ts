@@ -1,0 +1,3 @@
+export { createOpenApiHandler, acceptsJson, type OpenApiHandler, type OpenApiHandlerOptions, type SwaggerFragment } from './openapi-handler.js';
+export { convertGroupVersion, groupVersionsOf, groupVersionPathOf } from './openapi-v3.js';
+export { builtinSwagger, patchMetaTable, openApiDataDir, type FieldMeta, type PatchMetaTable, type SwaggerDocument } from './openapi-data.js';
