@@ -1,0 +1,105 @@
+/**
+ * Request authentication as kube-apiserver's union authenticator does it:
+ * a client certificate signed by the cluster CA (CN = user, O = groups), then
+ * a bearer token checked by each TokenAuthenticator in order. The first
+ * success wins; every authenticated user also gets `system:authenticated`.
+ *
+ * A request that presents no credential at all is anonymous
+ * (`system:anonymous`, group `system:unauthenticated`); one that presents a
+ * bad credential is rejected, whatever its path.
+ */
+import { createHash, timingSafeEqual, X509Certificate } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { TLSSocket } from 'node:tls';
+import { certIdentity } from '../../util/cert/cert.js';
+import type { UserInfo } from '../request-info.js';
+
+/** Maps a bearer token to a user; undefined when the token is not one it knows. May be async (JWT checks, TokenReview). */
+export type TokenAuthenticator = (token: string) => UserInfo | undefined | Promise<UserInfo | undefined>;
+
+export type AuthResult =
+  | { kind: 'user'; user: UserInfo; method: 'x509' | 'token' }
+  | { kind: 'anonymous'; user: UserInfo }
+  /** A credential was presented but not accepted. */
+  | { kind: 'rejected'; why: string };
+
+export interface RequestAuthenticator {
+  authenticate(req: IncomingMessage): Promise<AuthResult>;
+  /** Adds a token authenticator after the existing ones (service-account JWTs, bootstrap tokens, ...). */
+  addTokenAuthenticator(a: TokenAuthenticator): void;
+}
+
+export const anonymousUser: UserInfo = Object.freeze({ username: 'system:anonymous', groups: ['system:unauthenticated'] }) as UserInfo;
+
+function withAuthenticated(u: UserInfo): UserInfo {
+  return u.groups.includes('system:authenticated') ? u : { ...u, groups: [...u.groups, 'system:authenticated'] };
+}
+
+/** A fixed token table (kube-apiserver's --token-auth-file), compared in constant time. */
+export function newStaticTokenAuthenticator(tokens: ReadonlyMap<string, UserInfo>): TokenAuthenticator {
+  const digest = (s: string) => createHash('sha256').update(s).digest();
+  const table = [...tokens].map(([token, user]) => ({ d: digest(token), user }));
+  return (token) => {
+    const d = digest(token);
+    let found: UserInfo | undefined;
+    for (const e of table) if (timingSafeEqual(e.d, d)) found = e.user;
+    return found;
+  };
+}
+
+export interface RequestAuthenticatorOptions {
+  /** Verify client certificates against this CA (the TLS server must request certificates and trust it). */
+  clientCA?: string;
+  tokenAuthenticators?: TokenAuthenticator[];
+}
+
+export function newRequestAuthenticator(opts: RequestAuthenticatorOptions): RequestAuthenticator {
+  const tokenAuthenticators = [...(opts.tokenAuthenticators ?? [])];
+  const clientCA = opts.clientCA ? new X509Certificate(opts.clientCA) : undefined;
+
+  const fromCertificate = (req: IncomingMessage): AuthResult | undefined => {
+    const socket = req.socket as TLSSocket;
+    if (!clientCA || typeof socket.getPeerX509Certificate !== 'function') return undefined;
+    const peer = socket.getPeerX509Certificate();
+    if (!peer) return undefined;
+    // The TLS layer verified the chain against the CA when `authorized`; check the issuer too so
+    // a server configured with extra trust roots does not accept their certificates as users.
+    if (!socket.authorized || !peer.checkIssued(clientCA) || !peer.verify(clientCA.publicKey)) {
+      return { kind: 'rejected', why: `client certificate not trusted: ${String(socket.authorizationError ?? 'wrong issuer')}` };
+    }
+    const id = certIdentity(peer);
+    if (!id.user) return { kind: 'rejected', why: 'client certificate has no common name' };
+    return { kind: 'user', user: withAuthenticated({ username: id.user, groups: id.groups }), method: 'x509' };
+  };
+
+  return {
+    addTokenAuthenticator(a) {
+      tokenAuthenticators.push(a);
+    },
+    async authenticate(req) {
+      const cert = fromCertificate(req);
+      if (cert?.kind === 'user') return cert;
+      const header = req.headers.authorization;
+      if (header !== undefined) {
+        const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+        if (!m) return { kind: 'rejected', why: 'unsupported authorization header' };
+        for (const a of tokenAuthenticators) {
+          const user = await a(m[1]!);
+          if (user) return { kind: 'user', user: withAuthenticated(user), method: 'token' };
+        }
+        return { kind: 'rejected', why: 'invalid bearer token' };
+      }
+      if (cert) return cert;
+      return { kind: 'anonymous', user: anonymousUser };
+    },
+  };
+}
+
+/**
+ * Paths anonymous users may read: what kube-apiserver's
+ * `system:public-info-viewer` ClusterRole grants (GET only).
+ */
+export function isPublicInfoPath(method: string | undefined, pathname: string): boolean {
+  if (method !== 'GET' && method !== 'HEAD') return false;
+  return pathname === '/healthz' || pathname === '/livez' || pathname === '/readyz' || pathname === '/version' || pathname === '/version/';
+}

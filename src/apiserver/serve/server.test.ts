@@ -1,0 +1,232 @@
+import { describe, it, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ServerResponse } from 'node:http';
+import { Agent, request } from 'undici';
+import { parse } from 'yaml';
+import { newCA, newSignedCert } from '../../util/cert/cert.js';
+import type { UserInfo } from '../request-info.js';
+import { startApiServer, type ApiHandler, type ApiHandlerDeps, type RunningApiServer } from './server.js';
+
+interface Recording {
+  handler: ApiHandler;
+  users: UserInfo[];
+  deps?: ApiHandlerDeps;
+  closed: boolean;
+}
+
+/** A handler that answers 200 with the caller, and holds `/hang` open until close(). */
+function recordingHandler(): Recording & { factory: (d: ApiHandlerDeps) => ApiHandler } {
+  const rec: Recording = { users: [], closed: false, handler: undefined as unknown as ApiHandler };
+  const hanging = new Set<ServerResponse>();
+  rec.handler = {
+    handle(req, res, user) {
+      rec.users.push(user);
+      if (req.url === '/hang') {
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        res.write('{"type":"ADDED"}\n');
+        hanging.add(res);
+        return;
+      }
+      const body = JSON.stringify({ user: user.username, groups: user.groups });
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(body);
+    },
+    async close() {
+      rec.closed = true;
+      for (const r of hanging) r.end();
+    },
+  };
+  return Object.assign(rec, { factory: (d: ApiHandlerDeps) => ((rec.deps = d), rec.handler) });
+}
+
+const dirs: string[] = [];
+function tempDir(): string {
+  const d = mkdtempSync(join(tmpdir(), 'kcm-serve-'));
+  dirs.push(d);
+  return d;
+}
+after(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+async function get(s: RunningApiServer, path: string, opts: { token?: string; cert?: { certPem: string; keyPem: string } } = {}) {
+  const dispatcher = new Agent({ connect: { ca: s.caPem, ...(opts.cert ? { cert: opts.cert.certPem, key: opts.cert.keyPem } : {}) } });
+  try {
+    const r = await request(`${s.url}${path}`, { dispatcher, headers: opts.token ? { authorization: `Bearer ${opts.token}` } : {} });
+    const text = await r.body.text();
+    return { status: r.statusCode, body: (r.headers['content-type'] === 'application/json' ? JSON.parse(text) : { text }) as Record<string, unknown> };
+  } finally {
+    await dispatcher.close();
+  }
+}
+
+describe('startApiServer', () => {
+  it('creates the PKI, token and kubeconfig on first start and reuses them on the next', async () => {
+    const dataDir = tempDir();
+    const h = recordingHandler();
+    const s = await startApiServer({ dataDir, securePort: 0, storage: 'memory', handler: h.factory });
+    try {
+      for (const f of ['ca.key', 'apiserver.key', 'admin.token']) assert.equal(statSync(join(dataDir, 'pki', f)).mode & 0o777, 0o600, f);
+      assert.equal(statSync(s.kubeconfigPath).mode & 0o777, 0o600);
+      assert.match(s.adminToken, /^[A-Za-z0-9_-]{43}$/);
+      assert.match(s.url, /^https:\/\/127\.0\.0\.1:\d+$/);
+      assert.notEqual(s.port, 0);
+      const kc = parse(readFileSync(s.kubeconfigPath, 'utf8'));
+      assert.equal(kc['current-context'], 'kcm');
+      assert.deepEqual(kc.contexts, [{ name: 'kcm', context: { cluster: 'kcm', user: 'kcm-admin' } }]);
+      assert.equal(kc.clusters[0].cluster.server, s.url);
+      assert.equal(Buffer.from(kc.clusters[0].cluster['certificate-authority-data'], 'base64').toString(), s.caPem);
+      assert.equal(kc.users[0].user.token, s.adminToken);
+      assert.equal(h.deps?.serviceClusterIPRange, '10.0.0.0/24');
+      assert.deepEqual(h.deps?.endpoint, { address: '127.0.0.1', port: s.port });
+    } finally {
+      await s.close();
+    }
+    const caBefore = readFileSync(join(dataDir, 'pki', 'ca.crt'), 'utf8');
+    const certBefore = readFileSync(join(dataDir, 'pki', 'apiserver.crt'), 'utf8');
+    const s2 = await startApiServer({ dataDir, securePort: 0, storage: 'memory', handler: recordingHandler().factory });
+    try {
+      assert.equal(s2.caPem, caBefore);
+      assert.equal(s2.adminToken, s.adminToken);
+      assert.equal(readFileSync(join(dataDir, 'pki', 'apiserver.crt'), 'utf8'), certBefore);
+      assert.equal(parse(readFileSync(s2.kubeconfigPath, 'utf8')).clusters[0].cluster.server, s2.url);
+    } finally {
+      await s2.close();
+    }
+  });
+
+  it('authenticates the admin token as kcm-admin in system:masters', async () => {
+    const h = recordingHandler();
+    const s = await startApiServer({ dataDir: tempDir(), securePort: 0, storage: 'memory', handler: h.factory });
+    try {
+      const r = await get(s, '/api', { token: s.adminToken });
+      assert.equal(r.status, 200);
+      assert.deepEqual(r.body, { user: 'kcm-admin', groups: ['system:masters', 'system:authenticated'] });
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('answers 401 with an Unauthorized Status to requests without valid credentials', async () => {
+    const h = recordingHandler();
+    const s = await startApiServer({ dataDir: tempDir(), securePort: 0, storage: 'memory', handler: h.factory });
+    try {
+      for (const token of [undefined, 'wrong']) {
+        const r = await get(s, '/api/v1/namespaces', token ? { token } : {});
+        assert.equal(r.status, 401);
+        assert.deepEqual(r.body, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'Unauthorized', reason: 'Unauthorized', code: 401 });
+      }
+      assert.equal(h.users.length, 0);
+      // A bad token is rejected even on a public path.
+      assert.equal((await get(s, '/healthz', { token: 'wrong' })).status, 401);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('lets anonymous callers read the health and version endpoints only', async () => {
+    const h = recordingHandler();
+    const s = await startApiServer({ dataDir: tempDir(), securePort: 0, storage: 'memory', handler: h.factory });
+    try {
+      for (const p of ['/healthz', '/livez', '/readyz', '/version', '/readyz?verbose']) {
+        const r = await get(s, p);
+        assert.equal(r.status, 200, p);
+        assert.equal(r.body.user, 'system:anonymous');
+      }
+      assert.equal((await get(s, '/healthz/etcd')).status, 401);
+      assert.equal((await get(s, '/metrics')).status, 401);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('authenticates client certificates signed by the cluster CA and rejects others', async () => {
+    const dataDir = tempDir();
+    const s = await startApiServer({ dataDir, securePort: 0, storage: 'memory', handler: recordingHandler().factory });
+    try {
+      const ca = { certPem: s.caPem, keyPem: readFileSync(join(dataDir, 'pki', 'ca.key'), 'utf8') };
+      const client = newSignedCert(ca, { commonName: 'system:kube-scheduler', organizations: ['ops', 'devs'], usage: 'client' });
+      const r = await get(s, '/api', { cert: client });
+      assert.equal(r.status, 200);
+      assert.deepEqual(r.body, { user: 'system:kube-scheduler', groups: ['ops', 'devs', 'system:authenticated'] });
+
+      const stranger = newSignedCert(newCA('other'), { commonName: 'mallory', usage: 'client' });
+      assert.equal((await get(s, '/api', { cert: stranger })).status, 401);
+      // A foreign certificate does not spoil a valid token.
+      assert.equal((await get(s, '/api', { cert: stranger, token: s.adminToken })).body.user, 'kcm-admin');
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('accepts tokens from added authenticators', async () => {
+    const s = await startApiServer({ dataDir: tempDir(), securePort: 0, storage: 'memory', handler: recordingHandler().factory });
+    try {
+      assert.equal((await get(s, '/api', { token: 'sa-token' })).status, 401);
+      s.addTokenAuthenticator(async (t) => (t === 'sa-token' ? { username: 'system:serviceaccount:default:builder', groups: ['system:serviceaccounts'] } : undefined));
+      const r = await get(s, '/api', { token: 'sa-token' });
+      assert.deepEqual(r.body, { user: 'system:serviceaccount:default:builder', groups: ['system:serviceaccounts', 'system:authenticated'] });
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('ends long-running requests and closes the handler on close()', async () => {
+    const h = recordingHandler();
+    const s = await startApiServer({ dataDir: tempDir(), securePort: 0, storage: 'memory', handler: h.factory });
+    const dispatcher = new Agent({ connect: { ca: s.caPem } });
+    const r = await request(`${s.url}/hang`, { dispatcher, headers: { authorization: `Bearer ${s.adminToken}` } });
+    const text = r.body.text();
+    await s.close();
+    assert.equal(await text, '{"type":"ADDED"}\n');
+    assert.equal(h.closed, true);
+    await assert.rejects(request(`${s.url}/api`, { dispatcher, headers: { authorization: `Bearer ${s.adminToken}` } }));
+    await dispatcher.close();
+    await s.close(); // idempotent
+  });
+
+  it('persists sqlite storage in <dataDir>/db across restarts', async () => {
+    const dataDir = tempDir();
+    const s = await startApiServer({ dataDir, securePort: 0, handler: recordingHandler().factory });
+    await s.storage.create('/registry/configmaps/default/a', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'default' } });
+    const rev = s.storage.currentRevision();
+    await s.close();
+    assert.ok(statSync(join(dataDir, 'db')).isDirectory());
+    const s2 = await startApiServer({ dataDir, securePort: 0, handler: recordingHandler().factory });
+    try {
+      const got = await s2.storage.get('/registry/configmaps/default/a');
+      assert.equal(got?.revision, rev);
+    } finally {
+      await s2.close();
+    }
+  });
+
+  it('serves the built-in Kubernetes API by default', async () => {
+    const s = await startApiServer({ dataDir: tempDir(), securePort: 0, storage: 'memory' });
+    try {
+      assert.deepEqual(await get(s, '/readyz'), { status: 200, body: { text: 'ok' } });
+      const ns = await get(s, '/api/v1/namespaces/default', { token: s.adminToken });
+      assert.equal(ns.status, 200);
+      assert.equal(ns.body.kind, 'Namespace');
+      const ep = await get(s, '/api/v1/namespaces/default/endpoints/kubernetes', { token: s.adminToken });
+      assert.deepEqual((ep.body as any).subsets[0].ports[0].port, s.port);
+      assert.deepEqual((ep.body as any).subsets[0].addresses, [{ ip: '127.0.0.1' }]);
+      const svc = await get(s, '/api/v1/namespaces/default/services/kubernetes', { token: s.adminToken });
+      assert.equal((svc.body as any).spec.clusterIP, '10.0.0.1');
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('fails to start when the port is taken, leaving nothing running', async () => {
+    const s = await startApiServer({ dataDir: tempDir(), securePort: 0, storage: 'memory', handler: recordingHandler().factory });
+    try {
+      await assert.rejects(startApiServer({ dataDir: tempDir(), securePort: s.port, storage: 'memory', handler: recordingHandler().factory }), /EADDRINUSE/);
+    } finally {
+      await s.close();
+    }
+  });
+});

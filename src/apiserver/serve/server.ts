@@ -1,0 +1,256 @@
+/**
+ * Serving the embedded API server: HTTPS on node:https (HTTP/1.1, keep-alive),
+ * authentication, the on-disk PKI and admin kubeconfig, storage with its watch
+ * cache and compactor, and an orderly shutdown.
+ *
+ * `startApiServer` resolves once the server listens and the kubeconfig is
+ * written; `close()` stops accepting connections, ends watches, lets requests
+ * in flight finish (bounded), closes the handler and flushes storage.
+ */
+import { mkdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { isIP } from 'node:net';
+import { join, resolve } from 'node:path';
+import { newStatus } from '../../client/errors.js';
+import { realClock, type Clock } from '../../util/clock/clock.js';
+import { newLogger, type Logger } from '../../util/log/logger.js';
+import type { UserInfo } from '../request-info.js';
+import { createApiHandler } from '../handler.js';
+import { newCachedStorage, newMemoryStorage, openSqliteStorage, startCompactor, type Compactor, type Storage } from '../storage/index.js';
+import { isPublicInfoPath, newRequestAuthenticator, newStaticTokenAuthenticator, type TokenAuthenticator } from './authn.js';
+import { writeKubeconfig } from './kubeconfig.js';
+import { ensurePki } from './pki.js';
+import { firstServiceIP } from './service-ip.js';
+
+/** What the serving layer needs from the request handler. */
+export interface ApiHandler {
+  /** Serves one authenticated request; errors it throws become a 500 Status. */
+  handle(req: IncomingMessage, res: ServerResponse, user: UserInfo): void | Promise<void>;
+  /** Ends open watches and background work; called before storage closes. */
+  close(): Promise<void>;
+}
+
+export interface ApiHandlerDeps {
+  storage: Storage;
+  clock: Clock;
+  logger: Logger;
+  serviceClusterIPRange: string;
+  /** Where clients reach this server: the `kubernetes` Service's endpoint. */
+  endpoint: { address: string; port: number };
+}
+
+export type ApiHandlerFactory = (deps: ApiHandlerDeps) => ApiHandler | Promise<ApiHandler>;
+
+export interface ApiServerOptions {
+  /** Created when missing; holds `pki/`, `db/` and `kubeconfig`. */
+  dataDir: string;
+  /** Default 127.0.0.1. */
+  bindAddress?: string;
+  /** Default 6443; 0 picks a free port. */
+  securePort?: number;
+  /** Default 10.0.0.0/24 (kube-apiserver's default). */
+  serviceClusterIPRange?: string;
+  /** Default sqlite (in `<dataDir>/db`). */
+  storage?: 'sqlite' | 'memory';
+  logger?: Logger;
+  clock?: Clock;
+  /** Extra bearer-token authenticators, tried after the admin token (service-account JWTs, ...). */
+  tokenAuthenticators?: TokenAuthenticator[];
+  /** Builds the request handler; default: the built-in Kubernetes API (createApiHandler). */
+  handler?: ApiHandlerFactory;
+  /** Compaction interval in ms; default 5 minutes. */
+  compactionIntervalMs?: number;
+  /** How long close() waits for requests in flight before cutting connections. Default 5 s. */
+  shutdownTimeoutMs?: number;
+}
+
+export interface RunningApiServer {
+  /** `https://127.0.0.1:<port>` (the host clients should use). */
+  url: string;
+  port: number;
+  kubeconfigPath: string;
+  caPem: string;
+  adminToken: string;
+  /** The storage the handler uses (the watch cache). */
+  storage: Storage;
+  /** Adds a bearer-token authenticator (e.g. service-account tokens once their signer exists). */
+  addTokenAuthenticator(a: TokenAuthenticator): void;
+  /** Graceful stop; idempotent. */
+  close(): Promise<void>;
+}
+
+export const adminUser: UserInfo = { username: 'kcm-admin', groups: ['system:masters', 'system:authenticated'] };
+
+function unauthorized(res: ServerResponse): void {
+  const body = JSON.stringify(newStatus(401, 'Unauthorized', 'Unauthorized'));
+  res.writeHead(401, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-cache, private' });
+  res.end(body);
+}
+
+function internalError(res: ServerResponse, err: unknown): void {
+  if (res.headersSent) {
+    res.destroy(err instanceof Error ? err : undefined);
+    return;
+  }
+  const body = JSON.stringify(newStatus(500, 'InternalError', `Internal error occurred: ${err instanceof Error ? err.message : String(err)}`));
+  res.writeHead(500, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+/** The host a client uses to reach `bindAddress` (wildcards mean loopback). */
+function clientHost(bindAddress: string): string {
+  if (bindAddress === '0.0.0.0' || bindAddress === '') return '127.0.0.1';
+  if (bindAddress === '::') return '[::1]';
+  return isIP(bindAddress) === 6 ? `[${bindAddress}]` : bindAddress;
+}
+
+async function openStorage(kind: 'sqlite' | 'memory', dataDir: string, clock: Clock): Promise<Storage> {
+  const backend = kind === 'memory' ? newMemoryStorage() : openSqliteStorage(join(dataDir, 'db'));
+  try {
+    return await newCachedStorage(backend, { clock });
+  } catch (err) {
+    await backend.close().catch(() => undefined);
+    throw new Error('cannot start the watch cache', { cause: err });
+  }
+}
+
+/** The built-in Kubernetes API, with the `kubernetes` Service pointing at this server. */
+async function defaultHandlerFactory(deps: ApiHandlerDeps): Promise<ApiHandler> {
+  const h = await createApiHandler({ storage: deps.storage, clock: deps.clock, logger: deps.logger, serviceClusterIPRange: deps.serviceClusterIPRange });
+  try {
+    await h.setServingEndpoint(deps.endpoint.address, deps.endpoint.port);
+  } catch (err) {
+    await h.close();
+    throw new Error('cannot publish the kubernetes Service endpoint', { cause: err });
+  }
+  return h;
+}
+
+export async function startApiServer(opts: ApiServerOptions): Promise<RunningApiServer> {
+  const log = opts.logger ?? newLogger('apiserver');
+  const clock = opts.clock ?? realClock;
+  const dataDir = resolve(opts.dataDir);
+  const bindAddress = opts.bindAddress ?? '127.0.0.1';
+  const serviceClusterIPRange = opts.serviceClusterIPRange ?? '10.0.0.0/24';
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+
+  const serviceIP = firstServiceIP(serviceClusterIPRange);
+  const bindIPs = bindAddress && bindAddress !== '0.0.0.0' && bindAddress !== '::' ? [bindAddress] : [];
+  const pki = ensurePki(join(dataDir, 'pki'), { ipAddresses: [serviceIP, ...bindIPs], logger: log });
+  if (pki.created.length > 0) log.info({ created: pki.created.join(','), dir: pki.paths.dir }, 'wrote PKI');
+
+  const authn = newRequestAuthenticator({
+    clientCA: pki.ca.certPem,
+    tokenAuthenticators: [newStaticTokenAuthenticator(new Map([[pki.adminToken, adminUser]])), ...(opts.tokenAuthenticators ?? [])],
+  });
+
+  const storage = await openStorage(opts.storage ?? 'sqlite', dataDir, clock);
+  let compactor: Compactor | undefined;
+  let handler: ApiHandler | undefined;
+  let server: Server | undefined;
+  const inFlight = new Set<ServerResponse>();
+  let closing: Promise<void> | undefined;
+
+  const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
+    const started = clock.now();
+    inFlight.add(res);
+    res.on('close', () => {
+      inFlight.delete(res);
+      if (log.enabled(3)) log.v(3).info({ verb: req.method, uri: req.url, code: res.statusCode, latencyMs: clock.since(started) }, 'HTTP');
+    });
+    authn.authenticate(req).then(
+      async (auth) => {
+        if (closing) {
+          res.setHeader('Connection', 'close');
+        }
+        const pathname = (req.url ?? '/').split('?', 1)[0]!;
+        if (auth.kind === 'rejected' || (auth.kind === 'anonymous' && !isPublicInfoPath(req.method, pathname))) {
+          if (auth.kind === 'rejected') log.v(4).info({ uri: req.url, why: auth.why }, 'authentication failed');
+          unauthorized(res);
+          return;
+        }
+        await handler!.handle(req, res, auth.user);
+      },
+    ).catch((err: unknown) => {
+      log.error(err, { verb: req.method, uri: req.url }, 'request failed');
+      internalError(res, err);
+    });
+  };
+
+  try {
+    server = createServer(
+      {
+        key: pki.serving.keyPem,
+        cert: pki.serving.certPem,
+        ca: pki.ca.certPem,
+        requestCert: true,
+        rejectUnauthorized: false,
+        // Watches are long requests: no overall request deadline (kube-apiserver bounds them itself).
+        requestTimeout: 0,
+        headersTimeout: 60_000,
+        keepAliveTimeout: 90_000,
+      },
+      onRequest,
+    );
+    server.on('tlsClientError', (err) => log.v(4).info({ error: err.message }, 'TLS handshake failed'));
+    const srv = server;
+    await new Promise<void>((resolveListen, rejectListen) => {
+      srv.once('error', rejectListen);
+      srv.listen(opts.securePort ?? 6443, bindAddress, () => {
+        srv.off('error', rejectListen);
+        resolveListen();
+      });
+    });
+    srv.on('error', (err) => log.error(err, 'server error'));
+    const port = (srv.address() as AddressInfo).port;
+    const host = clientHost(bindAddress);
+    const url = `https://${host}:${port}`;
+    const endpointAddress = bindIPs[0] ?? '127.0.0.1';
+    handler = await (opts.handler ?? defaultHandlerFactory)({ storage, clock, logger: log, serviceClusterIPRange, endpoint: { address: endpointAddress, port } });
+    compactor = startCompactor(storage, { intervalMs: opts.compactionIntervalMs ?? 5 * 60_000 }, clock);
+
+    const kubeconfigPath = join(dataDir, 'kubeconfig');
+    writeKubeconfig(kubeconfigPath, { server: url, caPem: pki.ca.certPem, token: pki.adminToken });
+    log.info({ url, kubeconfig: kubeconfigPath }, 'serving');
+
+    const close = (): Promise<void> => {
+      closing ??= (async () => {
+        const stopped = new Promise<void>((r) => srv.close(() => r()));
+        compactor?.stop();
+        // Ending watches first lets their requests complete; then idle keep-alive sockets go.
+        await handler!.close().catch((err: unknown) => log.error(err, 'closing the handler failed'));
+        srv.closeIdleConnections();
+        const deadline = clock.now() + (opts.shutdownTimeoutMs ?? 5000);
+        while (inFlight.size > 0 && clock.now() < deadline) await clock.sleep(20);
+        if (inFlight.size > 0) log.warn({ requests: inFlight.size }, 'cutting requests still in flight at shutdown');
+        srv.closeAllConnections();
+        await stopped;
+        await storage.close().catch((err: unknown) => log.error(err, 'closing storage failed'));
+        log.info('stopped');
+      })();
+      return closing;
+    };
+
+    return {
+      url,
+      port,
+      kubeconfigPath,
+      caPem: pki.ca.certPem,
+      adminToken: pki.adminToken,
+      storage,
+      addTokenAuthenticator: (a) => authn.addTokenAuthenticator(a),
+      close,
+    };
+  } catch (err) {
+    compactor?.stop();
+    if (server?.listening) {
+      server.closeAllConnections();
+      server.close();
+    }
+    await handler?.close().catch(() => undefined);
+    await storage.close().catch((e: unknown) => log.error(e, 'closing storage after a failed start'));
+    throw err;
+  }
+}

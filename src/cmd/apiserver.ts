@@ -1,0 +1,81 @@
+/**
+ * `kcm apiserver`: the embedded Kubernetes API server alone. Runs until
+ * SIGTERM or SIGINT, then shuts down gracefully and exits 0 (a second signal
+ * exits 1 at once).
+ *
+ * On stdout, once serving: the kubeconfig path, a kubectl hint, and the line
+ * `kcm apiserver listening on https://127.0.0.1:<port>` (printed last; tools
+ * may wait for it).
+ */
+import { startApiServer } from '../apiserver/serve/index.js';
+import { newLogger, setLogFormat, setVerbosity } from '../util/log/logger.js';
+import { FlagError, flagUsage, loggingFlags, parseFlags, type FlagSpec } from './flags.js';
+
+export const apiserverFlags = {
+  'data-dir': { type: 'string', default: './.kcm', usage: 'Directory for the database, certificates and the admin kubeconfig; created when missing.', section: 'Storage' },
+  storage: { type: 'string', default: 'sqlite', oneOf: ['sqlite', 'memory'], usage: 'Storage backend: "sqlite" (durable, in <data-dir>/db) or "memory" (lost on exit).', section: 'Storage' },
+  'bind-address': { type: 'string', default: '127.0.0.1', typeName: 'ip', usage: 'The IP address on which to listen for the --secure-port port.', section: 'Secure serving' },
+  'secure-port': { type: 'int', default: 6443, usage: 'The port on which to serve HTTPS with authentication and authorization. 0 picks a free port.', section: 'Secure serving' },
+  'service-cluster-ip-range': { type: 'string', default: '10.0.0.0/24', typeName: 'cidr', usage: 'A CIDR notation IP range from which to assign service cluster IPs.', section: 'Generic' },
+  ...loggingFlags,
+} as const satisfies FlagSpec;
+
+const description = 'Run the embedded Kubernetes API server: HTTPS, SQLite storage with a watch cache, an admin kubeconfig in the data directory.';
+
+export async function run(args: string[]): Promise<number> {
+  let flags;
+  try {
+    flags = parseFlags(apiserverFlags, args);
+  } catch (err) {
+    if (err instanceof FlagError) {
+      process.stderr.write(`Error: ${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  }
+  if (flags.help) {
+    process.stdout.write(flagUsage(apiserverFlags, 'kcm apiserver [flags]', description));
+    return 0;
+  }
+  if (flags.positional.length > 0) {
+    process.stderr.write(`Error: unknown command "${flags.positional[0]}" for "kcm apiserver"\n`);
+    return 1;
+  }
+  const v = flags.values;
+  setVerbosity(v.v);
+  setLogFormat(v['logging-format'] === 'json' ? 'json' : 'text');
+  const log = newLogger('apiserver');
+
+  const server = await startApiServer({
+    dataDir: v['data-dir'],
+    bindAddress: v['bind-address'],
+    securePort: v['secure-port'],
+    serviceClusterIPRange: v['service-cluster-ip-range'],
+    storage: v.storage === 'memory' ? 'memory' : 'sqlite',
+    logger: log,
+  });
+  process.stdout.write(
+    `Admin kubeconfig: ${server.kubeconfigPath}\n` +
+      `  export KUBECONFIG=${server.kubeconfigPath}; kubectl get ns\n` +
+      `kcm apiserver listening on ${server.url}\n`,
+  );
+
+  await new Promise<void>((resolve) => {
+    const onSignal = (sig: NodeJS.Signals) => {
+      log.info({ signal: sig }, 'shutting down');
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+      const again = (s: NodeJS.Signals) => {
+        log.warn({ signal: s }, 'second signal: exiting now');
+        process.exit(1);
+      };
+      process.once('SIGTERM', again);
+      process.once('SIGINT', again);
+      resolve();
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  });
+  await server.close();
+  return 0;
+}
