@@ -1,0 +1,125 @@
+/**
+ * The plugin contracts (a small subset of the scheduling framework) and the
+ * state one scheduling cycle shares between them.
+ *
+ * A cycle: every filter plugin's preFilter once, then filter per node; then,
+ * for the feasible nodes, each score plugin's preScore, score per node and
+ * normalize; the weighted sum picks the node.
+ */
+import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { Labels, Selector } from '../api/labels.js';
+import type { NodeInfo, PodInfo } from './node-info.js';
+
+export const MAX_NODE_SCORE = 100;
+
+/**
+ * Unschedulable: another pod's removal (preemption) could help.
+ * UnschedulableAndUnresolvable: nothing short of a cluster change helps.
+ */
+export type StatusCode = 'Unschedulable' | 'UnschedulableAndUnresolvable';
+
+/** A failed filter (success is `undefined`). Each reason is counted in the FailedScheduling message. */
+export interface Status {
+  readonly code: StatusCode;
+  readonly reasons: readonly string[];
+  /** The plugin that failed; set by the framework. */
+  plugin?: string;
+}
+
+export function unschedulable(...reasons: string[]): Status {
+  return { code: 'Unschedulable', reasons };
+}
+export function unresolvable(...reasons: string[]): Status {
+  return { code: 'UnschedulableAndUnresolvable', reasons };
+}
+
+/** What the plugins see of the cluster during one cycle. */
+export interface Snapshot {
+  /** Every node the cache knows (with a Node object). */
+  readonly nodes: readonly NodeInfo[];
+  get(name: string): NodeInfo | undefined;
+  /** Nodes with at least one pod having (anti-)affinity, and with required anti-affinity. */
+  readonly havePodsWithAffinity: readonly NodeInfo[];
+  readonly havePodsWithRequiredAntiAffinity: readonly NodeInfo[];
+}
+
+export function newSnapshot(nodes: readonly NodeInfo[]): Snapshot {
+  const byName = new Map<string, NodeInfo>();
+  for (const n of nodes) byName.set(n.node?.metadata?.name ?? '', n);
+  return {
+    nodes,
+    get: (name) => byName.get(name),
+    havePodsWithAffinity: nodes.filter((n) => n.podsWithAffinity > 0),
+    havePodsWithRequiredAntiAffinity: nodes.filter((n) => n.podsWithRequiredAntiAffinity > 0),
+  };
+}
+
+/** Services, controllers and namespaces the plugins may consult. */
+export interface ClusterLookups {
+  /** Labels of a namespace (for namespaceSelector in affinity terms); undefined when unknown. */
+  namespaceLabels(ns: string): Labels | undefined;
+  /**
+   * Label selectors of the Services, ReplicationControllers, ReplicaSets and
+   * StatefulSets selecting `pod` (used by default topology spreading).
+   */
+  ownerSelectors(pod: Pod): Selector[];
+}
+
+export const noLookups: ClusterLookups = {
+  namespaceLabels: () => undefined,
+  ownerSelectors: () => [],
+};
+
+/** Per-cycle state: each plugin stores what its preFilter / preScore computed. */
+export interface CycleContext {
+  readonly pod: Pod;
+  readonly podInfo: PodInfo;
+  readonly snapshot: Snapshot;
+  readonly lookups: ClusterLookups;
+  readonly state: Map<string, unknown>;
+}
+
+export interface FilterPlugin {
+  readonly name: string;
+  /** Returning a status rejects every node with it (no per-node filter runs). */
+  preFilter?(ctx: CycleContext): Status | undefined;
+  filter(ctx: CycleContext, node: NodeInfo): Status | undefined;
+}
+
+export interface NodeScore {
+  readonly name: string;
+  score: number;
+}
+
+export interface ScorePlugin {
+  readonly name: string;
+  /** Returning 'skip' leaves this plugin out of the cycle's scores. */
+  preScore?(ctx: CycleContext, feasible: readonly NodeInfo[]): 'skip' | undefined;
+  score(ctx: CycleContext, node: NodeInfo): number;
+  /** Maps raw scores onto 0..MAX_NODE_SCORE, in place. */
+  normalize?(ctx: CycleContext, scores: NodeScore[]): void;
+}
+
+/** A score plugin with its weight in the profile. */
+export interface WeightedScorePlugin {
+  readonly plugin: ScorePlugin;
+  readonly weight: number;
+}
+
+/**
+ * framework.DefaultNormalizeScore: scales to 0..max by the highest score;
+ * `reverse` turns high into low. With all scores 0, reverse gives everyone max.
+ */
+export function defaultNormalizeScore(max: number, reverse: boolean, scores: NodeScore[]): void {
+  let top = 0;
+  for (const s of scores) top = Math.max(top, s.score);
+  if (top === 0) {
+    if (reverse) for (const s of scores) s.score = max;
+    return;
+  }
+  for (const s of scores) {
+    let v = Math.trunc((max * s.score) / top);
+    if (reverse) v = max - v;
+    s.score = v;
+  }
+}

@@ -1,0 +1,148 @@
+/**
+ * NodeInfo: one node with the pods assigned to it (bound or assumed) and the
+ * aggregates the plugins read (framework.NodeInfo). PodInfo carries what is
+ * parsed once per pod: requests and affinity terms.
+ */
+import type { Node, Pod } from 'kubernetes-types/core/v1.js';
+import {
+  preferredAffinityTerms,
+  preferredAntiAffinityTerms,
+  requiredAffinityTerms,
+  requiredAntiAffinityTerms,
+  type AffinityTerm,
+  type WeightedAffinityTerm,
+} from './affinity-terms.js';
+import { addResource, emptyResource, nodeAllocatable, podRequests, subtractResource, type Resource } from './resources.js';
+
+export interface PodInfo {
+  readonly pod: Pod;
+  readonly requests: Resource;
+  /** Requests with the scoring defaults for missing cpu / memory. */
+  readonly nonZeroRequests: Resource;
+  readonly requiredAffinityTerms: readonly AffinityTerm[];
+  readonly requiredAntiAffinityTerms: readonly AffinityTerm[];
+  readonly preferredAffinityTerms: readonly WeightedAffinityTerm[];
+  readonly preferredAntiAffinityTerms: readonly WeightedAffinityTerm[];
+}
+
+export function newPodInfo(pod: Pod): PodInfo {
+  return {
+    pod,
+    requests: podRequests(pod, false),
+    nonZeroRequests: podRequests(pod, true),
+    requiredAffinityTerms: requiredAffinityTerms(pod),
+    requiredAntiAffinityTerms: requiredAntiAffinityTerms(pod),
+    preferredAffinityTerms: preferredAffinityTerms(pod),
+    preferredAntiAffinityTerms: preferredAntiAffinityTerms(pod),
+  };
+}
+
+export function podKey(pod: Pod): string {
+  return pod.metadata?.uid || `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
+}
+
+/** One host port in use: `hostIP` defaults to 0.0.0.0, protocol to TCP. */
+export interface HostPort {
+  ip: string;
+  protocol: string;
+  port: number;
+}
+
+/** The host ports a pod asks for (containers and sidecars with hostPort > 0). */
+export function podHostPorts(pod: Pod): HostPort[] {
+  const out: HostPort[] = [];
+  const containers = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? []).filter((c) => c.restartPolicy === 'Always')];
+  for (const c of containers) {
+    for (const p of c.ports ?? []) {
+      if (!p.hostPort || p.hostPort <= 0) continue;
+      out.push({ ip: p.hostIP || '0.0.0.0', protocol: p.protocol || 'TCP', port: p.hostPort });
+    }
+  }
+  return out;
+}
+
+/** HostPortInfo.CheckConflict: 0.0.0.0 conflicts with every IP of the same protocol and port. */
+export function hostPortConflicts(used: readonly HostPort[], want: HostPort): boolean {
+  for (const u of used) {
+    if (u.port !== want.port || u.protocol !== want.protocol) continue;
+    if (want.ip === '0.0.0.0' || u.ip === '0.0.0.0' || u.ip === want.ip) return true;
+  }
+  return false;
+}
+
+export interface NodeInfo {
+  /** Undefined while pods are known on a node the cache has not seen (yet). */
+  node: Node | undefined;
+  readonly pods: Map<string, PodInfo>;
+  readonly requested: Resource;
+  readonly nonZeroRequested: Resource;
+  allocatable: Resource;
+  allowedPods: number;
+  readonly usedPorts: HostPort[];
+  /** Pods here with any (anti-)affinity; with required anti-affinity. */
+  podsWithAffinity: number;
+  podsWithRequiredAntiAffinity: number;
+}
+
+export function newNodeInfo(node?: Node): NodeInfo {
+  const info: NodeInfo = {
+    node: undefined,
+    pods: new Map(),
+    requested: emptyResource(),
+    nonZeroRequested: emptyResource(),
+    allocatable: emptyResource(),
+    allowedPods: 0,
+    usedPorts: [],
+    podsWithAffinity: 0,
+    podsWithRequiredAntiAffinity: 0,
+  };
+  if (node) setNode(info, node);
+  return info;
+}
+
+export function setNode(info: NodeInfo, node: Node): void {
+  info.node = node;
+  const a = nodeAllocatable(node as never);
+  info.allocatable = a.resource;
+  info.allowedPods = a.allowedPods;
+}
+
+function hasAffinity(p: PodInfo): boolean {
+  return (
+    p.requiredAffinityTerms.length + p.requiredAntiAffinityTerms.length + p.preferredAffinityTerms.length + p.preferredAntiAffinityTerms.length > 0
+  );
+}
+
+/** Adds (or replaces) a pod on the node. */
+export function addPod(info: NodeInfo, p: PodInfo): void {
+  const key = podKey(p.pod);
+  if (info.pods.has(key)) removePod(info, p.pod);
+  info.pods.set(key, p);
+  addResource(info.requested, p.requests);
+  addResource(info.nonZeroRequested, p.nonZeroRequests);
+  info.usedPorts.push(...podHostPorts(p.pod));
+  if (hasAffinity(p)) info.podsWithAffinity++;
+  if (p.requiredAntiAffinityTerms.length > 0) info.podsWithRequiredAntiAffinity++;
+}
+
+/** Removes a pod; returns false when it was not there. */
+export function removePod(info: NodeInfo, pod: Pod): boolean {
+  const key = podKey(pod);
+  const p = info.pods.get(key);
+  if (!p) return false;
+  info.pods.delete(key);
+  subtractResource(info.requested, p.requests);
+  subtractResource(info.nonZeroRequested, p.nonZeroRequests);
+  for (const hp of podHostPorts(p.pod)) {
+    const i = info.usedPorts.findIndex((u) => u.ip === hp.ip && u.protocol === hp.protocol && u.port === hp.port);
+    if (i >= 0) info.usedPorts.splice(i, 1);
+  }
+  if (hasAffinity(p)) info.podsWithAffinity--;
+  if (p.requiredAntiAffinityTerms.length > 0) info.podsWithRequiredAntiAffinity--;
+  return true;
+}
+
+/** A node's name, or '' for a node-less NodeInfo. */
+export function nodeName(info: NodeInfo): string {
+  return info.node?.metadata?.name ?? '';
+}

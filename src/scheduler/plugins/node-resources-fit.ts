@@ -1,0 +1,75 @@
+/**
+ * NodeResourcesFit: the pod's requests must fit the node's allocatable minus
+ * what the node's pods (bound and assumed) already request, and the node must
+ * allow one more pod. The score (LeastAllocated, cpu and memory weight 1)
+ * favours nodes with the most room left after placing the pod.
+ */
+import { MAX_NODE_SCORE, unschedulable, type FilterPlugin, type ScorePlugin } from '../framework.js';
+import type { NodeInfo } from '../node-info.js';
+import { resourceAmount, type Resource } from '../resources.js';
+
+export interface InsufficientResource {
+  resource: string;
+  reason: string;
+  requested: number;
+  used: number;
+  capacity: number;
+}
+
+/** fitsRequest: every shortage of `node` for a pod requesting `req`, in upstream's order. */
+export function insufficientResources(req: Resource, node: NodeInfo): InsufficientResource[] {
+  const out: InsufficientResource[] = [];
+  if (node.pods.size + 1 > node.allowedPods) {
+    out.push({ resource: 'pods', reason: 'Too many pods', requested: 1, used: node.pods.size, capacity: node.allowedPods });
+  }
+  if (req.milliCPU === 0 && req.memory === 0 && req.ephemeralStorage === 0 && ![...req.scalar.values()].some((v) => v !== 0)) return out;
+  const check = (name: string, want: number) => {
+    if (want <= 0) return;
+    const cap = resourceAmount(node.allocatable, name);
+    const used = resourceAmount(node.requested, name);
+    if (want > cap - used) out.push({ resource: name, reason: `Insufficient ${name}`, requested: want, used, capacity: cap });
+  };
+  check('cpu', req.milliCPU);
+  check('memory', req.memory);
+  check('ephemeral-storage', req.ephemeralStorage);
+  for (const [name, v] of [...req.scalar.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) check(name, v);
+  return out;
+}
+
+export const nodeResourcesFitFilter: FilterPlugin = {
+  name: 'NodeResourcesFit',
+  filter(ctx, info) {
+    const missing = insufficientResources(ctx.podInfo.requests, info);
+    return missing.length === 0 ? undefined : unschedulable(...missing.map((m) => m.reason));
+  },
+};
+
+/** The resources the resource scorers weigh, as in the default profile. */
+export const SCORED_RESOURCES: ReadonlyArray<{ name: string; weight: number }> = [
+  { name: 'cpu', weight: 1 },
+  { name: 'memory', weight: 1 },
+];
+
+/** leastRequestedScore: (capacity - requested) * 100 / capacity, 0 when over capacity. */
+export function leastRequestedScore(requested: number, capacity: number): number {
+  if (capacity === 0 || requested > capacity) return 0;
+  return Math.trunc(((capacity - requested) * MAX_NODE_SCORE) / capacity);
+}
+
+export const nodeResourcesFitScore: ScorePlugin = {
+  name: 'NodeResourcesFit',
+  score(ctx, info) {
+    // Scoring counts missing cpu/memory requests as the defaults (100m, 200Mi),
+    // so best-effort pods still spread.
+    let total = 0;
+    let weights = 0;
+    for (const r of SCORED_RESOURCES) {
+      const alloc = resourceAmount(info.allocatable, r.name);
+      if (alloc === 0) continue;
+      const req = resourceAmount(info.nonZeroRequested, r.name) + resourceAmount(ctx.podInfo.nonZeroRequests, r.name);
+      total += leastRequestedScore(req, alloc) * r.weight;
+      weights += r.weight;
+    }
+    return weights === 0 ? 0 : Math.trunc(total / weights);
+  },
+};

@@ -1,0 +1,260 @@
+/**
+ * PodTopologySpread: DoNotSchedule constraints filter nodes whose domain
+ * would exceed maxSkew over the least-loaded eligible domain; ScheduleAnyway
+ * constraints (or, when the pod has none, the default system constraints:
+ * zone maxSkew 5 and hostname maxSkew 3 over the pod's Services and
+ * controllers) score nodes, fewer matching pods being better.
+ */
+import type { Node, Pod, TopologySpreadConstraint } from 'kubernetes-types/core/v1.js';
+import { nothing, selectorFromLabelSelector, type LabelSelectorValue, type Selector } from '../../api/labels.js';
+import { MAX_NODE_SCORE, unresolvable, unschedulable, type CycleContext, type FilterPlugin, type ScorePlugin } from '../framework.js';
+import type { NodeInfo } from '../node-info.js';
+import { podMatchesNodeSelectorAndAffinity } from '../node-selector.js';
+import { doNotScheduleTaint, findUntoleratedTaint } from '../tolerations.js';
+
+export const ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints";
+export const ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + ' (missing required label)';
+
+const HOSTNAME = 'kubernetes.io/hostname';
+
+/** A constraint with its selector parsed and policies defaulted. */
+export interface Constraint {
+  maxSkew: number;
+  topologyKey: string;
+  selector: Selector;
+  minDomains: number;
+  /** Honor (default): only nodes matching the pod's nodeSelector/affinity count. */
+  nodeAffinityPolicy: 'Honor' | 'Ignore';
+  /** Ignore (default): tainted nodes count too. */
+  nodeTaintsPolicy: 'Honor' | 'Ignore';
+}
+
+/** The default system constraints (ScheduleAnyway) of the default profile. */
+export const SYSTEM_DEFAULT_CONSTRAINTS = [
+  { topologyKey: 'topology.kubernetes.io/zone', maxSkew: 5 },
+  { topologyKey: HOSTNAME, maxSkew: 3 },
+] as const;
+
+function buildSelector(pod: Pod, c: TopologySpreadConstraint): LabelSelectorValue {
+  let sel: LabelSelectorValue;
+  try {
+    sel = selectorFromLabelSelector(c.labelSelector);
+  } catch {
+    return nothing();
+  }
+  const labels = pod.metadata?.labels ?? {};
+  const extra = [];
+  // matchLabelKeys: the pod's own values of these keys narrow the selector.
+  for (const k of c.matchLabelKeys ?? []) if (k in labels) extra.push({ key: k, operator: 'in' as const, values: [labels[k]!] });
+  return extra.length > 0 ? sel.add(...extra) : sel;
+}
+
+export function podConstraints(pod: Pod, action: 'DoNotSchedule' | 'ScheduleAnyway'): Constraint[] {
+  return (pod.spec?.topologySpreadConstraints ?? [])
+    .filter((c) => c.whenUnsatisfiable === action)
+    .map((c) => ({
+      maxSkew: c.maxSkew,
+      topologyKey: c.topologyKey,
+      selector: buildSelector(pod, c),
+      minDomains: c.minDomains ?? 1,
+      nodeAffinityPolicy: c.nodeAffinityPolicy === 'Ignore' ? 'Ignore' : 'Honor',
+      nodeTaintsPolicy: c.nodeTaintsPolicy === 'Honor' ? 'Honor' : 'Ignore',
+    }));
+}
+
+function hasLabel(node: Node, key: string): boolean {
+  return Object.prototype.hasOwnProperty.call(node.metadata?.labels ?? {}, key);
+}
+
+function nodeHasAllKeys(node: Node, cs: readonly Constraint[]): boolean {
+  return cs.every((c) => hasLabel(node, c.topologyKey));
+}
+
+function matchesInclusionPolicies(pod: Pod, node: Node, c: Constraint): boolean {
+  if (c.nodeAffinityPolicy === 'Honor' && !podMatchesNodeSelectorAndAffinity(pod, node)) return false;
+  if (c.nodeTaintsPolicy === 'Honor' && findUntoleratedTaint(node.spec?.taints, pod.spec?.tolerations, doNotScheduleTaint)) return false;
+  return true;
+}
+
+/** Pods on the node in the pod's namespace matching the selector, ignoring terminating ones. */
+export function countMatchingPods(info: NodeInfo, selector: Selector, namespace: string): number {
+  let n = 0;
+  for (const p of info.pods.values()) {
+    if (p.pod.metadata?.deletionTimestamp) continue;
+    if ((p.pod.metadata?.namespace ?? 'default') !== namespace) continue;
+    if (selector.matches(p.pod.metadata?.labels ?? {})) n++;
+  }
+  return n;
+}
+
+function pairKey(key: string, value: string): string {
+  return `${key}\u0000${value}`;
+}
+
+// --- filter ---
+
+interface FilterState {
+  constraints: Constraint[];
+  /** matching pods per topology pair */
+  pairCounts: Map<string, number>;
+  /** per constraint index: number of domains and the minimum count among them */
+  domains: Array<{ count: number; min: number }>;
+}
+
+const FILTER_KEY = 'PodTopologySpread/filter';
+
+function computeFilterState(ctx: CycleContext): FilterState {
+  const constraints = podConstraints(ctx.pod, 'DoNotSchedule');
+  const pairCounts = new Map<string, number>();
+  const ns = ctx.pod.metadata?.namespace ?? 'default';
+  const domainsPerConstraint = constraints.map(() => new Set<string>());
+  for (const info of ctx.snapshot.nodes) {
+    const node = info.node;
+    if (!node || !nodeHasAllKeys(node, constraints)) continue;
+    constraints.forEach((c, i) => {
+      if (!matchesInclusionPolicies(ctx.pod, node, c)) return;
+      const p = pairKey(c.topologyKey, node.metadata!.labels![c.topologyKey]!);
+      domainsPerConstraint[i]!.add(p);
+      pairCounts.set(p, (pairCounts.get(p) ?? 0) + countMatchingPods(info, c.selector, ns));
+    });
+  }
+  const domains = domainsPerConstraint.map((set) => {
+    let min = Number.MAX_SAFE_INTEGER;
+    for (const p of set) min = Math.min(min, pairCounts.get(p) ?? 0);
+    return { count: set.size, min };
+  });
+  return { constraints, pairCounts, domains };
+}
+
+export const podTopologySpreadFilter: FilterPlugin = {
+  name: 'PodTopologySpread',
+  preFilter(ctx) {
+    ctx.state.set(FILTER_KEY, computeFilterState(ctx));
+    return undefined;
+  },
+  filter(ctx, info) {
+    const s = (ctx.state.get(FILTER_KEY) as FilterState | undefined) ?? computeFilterState(ctx);
+    if (s.constraints.length === 0) return undefined;
+    const node = info.node;
+    if (!node) return unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH);
+    const podLabels = ctx.pod.metadata?.labels ?? {};
+    for (let i = 0; i < s.constraints.length; i++) {
+      const c = s.constraints[i]!;
+      if (!hasLabel(node, c.topologyKey)) return unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH);
+      const self = c.selector.matches(podLabels) ? 1 : 0;
+      const d = s.domains[i]!;
+      // With fewer eligible domains than minDomains, the global minimum counts as 0.
+      const min = d.count < c.minDomains ? 0 : d.min;
+      const matched = s.pairCounts.get(pairKey(c.topologyKey, node.metadata!.labels![c.topologyKey]!)) ?? 0;
+      if (matched + self - min > c.maxSkew) return unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH);
+    }
+    return undefined;
+  },
+};
+
+// --- score ---
+
+interface ScoreState {
+  constraints: Constraint[];
+  ignored: Set<string>;
+  pairCounts: Map<string, number>;
+  weights: number[];
+}
+
+const SCORE_KEY = 'PodTopologySpread/score';
+
+function defaultConstraints(ctx: CycleContext): Constraint[] {
+  const selectors = ctx.lookups.ownerSelectors(ctx.pod);
+  if (selectors.length === 0) return [];
+  const selector: Selector = {
+    matches: (labels) => selectors.every((s) => s.matches(labels)),
+    empty: () => false,
+    toString: () => selectors.map((s) => s.toString()).join(','),
+  };
+  return SYSTEM_DEFAULT_CONSTRAINTS.map((c) => ({
+    maxSkew: c.maxSkew,
+    topologyKey: c.topologyKey,
+    selector,
+    minDomains: 1,
+    nodeAffinityPolicy: 'Honor' as const,
+    nodeTaintsPolicy: 'Ignore' as const,
+  }));
+}
+
+export const podTopologySpreadScore: ScorePlugin = {
+  name: 'PodTopologySpread',
+  preScore(ctx, feasible) {
+    const own = (ctx.pod.spec?.topologySpreadConstraints ?? []).length > 0;
+    const constraints = own ? podConstraints(ctx.pod, 'ScheduleAnyway') : defaultConstraints(ctx);
+    if (constraints.length === 0) return 'skip';
+    // With the system defaults, nodes lacking a zone label are still scored.
+    const requireAll = own;
+    const ignored = new Set<string>();
+    const pairCounts = new Map<string, number>();
+    const sizes = constraints.map(() => 0);
+    for (const info of feasible) {
+      const node = info.node!;
+      if (requireAll && !nodeHasAllKeys(node, constraints)) {
+        ignored.add(node.metadata?.name ?? '');
+        continue;
+      }
+      constraints.forEach((c, i) => {
+        if (c.topologyKey === HOSTNAME || !hasLabel(node, c.topologyKey)) return;
+        const p = pairKey(c.topologyKey, node.metadata!.labels![c.topologyKey]!);
+        if (!pairCounts.has(p)) {
+          pairCounts.set(p, 0);
+          sizes[i]!++;
+        }
+      });
+    }
+    const weights = constraints.map((c, i) => Math.log((c.topologyKey === HOSTNAME ? feasible.length - ignored.size : sizes[i]!) + 2));
+    const ns = ctx.pod.metadata?.namespace ?? 'default';
+    for (const info of ctx.snapshot.nodes) {
+      const node = info.node;
+      if (!node || (requireAll && !nodeHasAllKeys(node, constraints))) continue;
+      for (const c of constraints) {
+        if (c.topologyKey === HOSTNAME || !hasLabel(node, c.topologyKey)) continue;
+        if (!matchesInclusionPolicies(ctx.pod, node, c)) continue;
+        const p = pairKey(c.topologyKey, node.metadata!.labels![c.topologyKey]!);
+        const cur = pairCounts.get(p);
+        if (cur === undefined) continue; // a domain with no feasible node does not matter
+        pairCounts.set(p, cur + countMatchingPods(info, c.selector, ns));
+      }
+    }
+    const state: ScoreState = { constraints, ignored, pairCounts, weights };
+    ctx.state.set(SCORE_KEY, state);
+    return undefined;
+  },
+  score(ctx, info) {
+    const s = ctx.state.get(SCORE_KEY) as ScoreState | undefined;
+    const node = info.node;
+    if (!s || !node || s.ignored.has(node.metadata?.name ?? '')) return 0;
+    const ns = ctx.pod.metadata?.namespace ?? 'default';
+    let score = 0;
+    s.constraints.forEach((c, i) => {
+      if (!hasLabel(node, c.topologyKey)) return;
+      const cnt =
+        c.topologyKey === HOSTNAME
+          ? countMatchingPods(info, c.selector, ns)
+          : (s.pairCounts.get(pairKey(c.topologyKey, node.metadata!.labels![c.topologyKey]!)) ?? 0);
+      score += cnt * s.weights[i]! + (c.maxSkew - 1);
+    });
+    return Math.round(score);
+  },
+  normalize(ctx, scores) {
+    const s = ctx.state.get(SCORE_KEY) as ScoreState | undefined;
+    if (!s) return;
+    let min = Number.MAX_SAFE_INTEGER;
+    let max = 0;
+    for (const x of scores) {
+      if (s.ignored.has(x.name)) continue;
+      min = Math.min(min, x.score);
+      max = Math.max(max, x.score);
+    }
+    for (const x of scores) {
+      if (s.ignored.has(x.name)) x.score = 0;
+      else if (max === 0) x.score = MAX_NODE_SCORE;
+      else x.score = Math.trunc((MAX_NODE_SCORE * (max + min - x.score)) / max);
+    }
+  },
+};

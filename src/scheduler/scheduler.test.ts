@@ -1,0 +1,230 @@
+import { describe, it, before } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Node as CoreNode, Pod as CorePod, Taint } from 'kubernetes-types/core/v1.js';
+import type { KubeObject } from '../api/types.js';
+import { GVR } from '../api/gvr.js';
+import { newFakeClient, type FakeClient } from '../controller/testing/fake-client.js';
+import { newSharedInformerFactory } from '../tools/cache/factory.js';
+import { newFakeRecorder, type FakeEventRecorder } from '../tools/record/fake-recorder.js';
+import { FakeClock, flushMicrotasks } from '../util/clock/clock.js';
+import { newLogger, setLogOutput } from '../util/log/logger.js';
+import { seededRandom } from './random.js';
+import { newScheduler, type Scheduler } from './scheduler.js';
+
+type Node = CoreNode & KubeObject;
+type Pod = CorePod & KubeObject;
+
+function node(name: string, opts: { cpu?: string; memory?: string; pods?: string; labels?: Record<string, string>; taints?: Taint[] } = {}): Node {
+  const alloc = { cpu: opts.cpu ?? '4', memory: opts.memory ?? '8Gi', pods: opts.pods ?? '110' };
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name, labels: { 'kubernetes.io/hostname': name, ...(opts.labels ?? {}) } },
+    spec: opts.taints ? { taints: opts.taints } : {},
+    status: { allocatable: alloc, capacity: alloc },
+  };
+}
+
+function pod(name: string, opts: { cpu?: string; labels?: Record<string, string>; nodeName?: string; spec?: Partial<CorePod['spec']> } = {}): Pod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'default', labels: opts.labels ?? {} },
+    spec: {
+      schedulerName: 'default-scheduler',
+      ...(opts.nodeName ? { nodeName: opts.nodeName } : {}),
+      containers: [{ name: 'c', image: 'nginx', resources: opts.cpu ? { requests: { cpu: opts.cpu } } : {} }],
+      ...(opts.spec ?? {}),
+    },
+    status: { phase: 'Pending' },
+  };
+}
+
+async function settle(rounds = 50): Promise<void> {
+  for (let i = 0; i < rounds; i++) await flushMicrotasks();
+}
+
+interface Env {
+  fake: FakeClient;
+  clock: FakeClock;
+  recorder: FakeEventRecorder;
+  sched: Scheduler;
+  stop(): Promise<void>;
+}
+
+async function start(seed: (f: FakeClient) => void): Promise<Env> {
+  const clock = new FakeClock();
+  const fake = newFakeClient({ clock });
+  seed(fake);
+  const informers = newSharedInformerFactory(fake, { clock });
+  const recorder = newFakeRecorder();
+  const sched = newScheduler({ client: fake, informers, clock, recorder, random: seededRandom(7), logger: newLogger('test-scheduler') });
+  const ac = new AbortController();
+  const done = sched.run(ac.signal);
+  for (let i = 0; i < 200 && !sched.healthy(); i++) await clock.advance(100);
+  assert.ok(sched.healthy(), 'scheduler started');
+  await settle();
+  return {
+    fake,
+    clock,
+    recorder,
+    sched,
+    async stop() {
+      ac.abort();
+      await done;
+      await informers.shutdown();
+    },
+  };
+}
+
+function boundNode(fake: FakeClient, name: string): string | undefined {
+  return fake.stored<Pod>(GVR.pods, 'default', name)?.spec?.nodeName;
+}
+
+describe('default scheduler', () => {
+  before(() => setLogOutput(() => {}));
+
+  it('binds a pod to the least loaded node and records Scheduled', async () => {
+    const env = await start((f) => {
+      f.seed(GVR.nodes, node('busy'), node('idle'));
+      f.seed(GVR.pods, pod('existing', { cpu: '3', nodeName: 'busy' }));
+    });
+    env.fake.seed(GVR.pods, pod('web', { cpu: '500m' }));
+    await settle();
+    await env.sched.waitForBindings();
+    await settle();
+    assert.equal(boundNode(env.fake, 'web'), 'idle');
+    assert.ok(env.recorder.events.includes('Normal Scheduled Successfully assigned default/web to idle'), env.recorder.events.join('\n'));
+    const binding = env.fake.actions().find((a) => a.subresource === 'binding');
+    assert.equal((binding?.object as { target?: { name?: string } })?.target?.name, 'idle');
+    await env.stop();
+  });
+
+  it('reports FailedScheduling with upstream wording, sets PodScheduled=False, and binds once a node is added', async () => {
+    const env = await start((f) => {
+      f.seed(
+        GVR.nodes,
+        node('a', { cpu: '1' }),
+        node('b', { cpu: '1' }),
+        node('c', { taints: [{ key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' }] }),
+      );
+    });
+    env.fake.seed(GVR.pods, pod('big', { cpu: '2' }));
+    await settle();
+    const msg =
+      '0/3 nodes are available: 1 node(s) had untolerated taint {node.kubernetes.io/not-ready: }, 2 Insufficient cpu. ' +
+      'preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod..';
+    assert.deepEqual(env.recorder.events, [`Warning FailedScheduling ${msg}`]);
+    await settle();
+    const stored = env.fake.stored<Pod>(GVR.pods, 'default', 'big');
+    const cond = stored?.status?.conditions?.find((c) => c.type === 'PodScheduled');
+    assert.equal(cond?.status, 'False');
+    assert.equal(cond?.reason, 'Unschedulable');
+    assert.equal(cond?.message, msg);
+    assert.equal(env.sched.queue.counts().unschedulable, 1);
+
+    env.fake.seed(GVR.nodes, node('large', { cpu: '8' }));
+    await settle();
+    // The pod is still backing off from its first attempt; the backoff flush moves it.
+    await env.clock.advance(1_100);
+    await settle();
+    await env.sched.waitForBindings();
+    await settle();
+    assert.equal(boundNode(env.fake, 'big'), 'large');
+    await env.stop();
+  });
+
+  it('retries an unschedulable pod after five minutes even without cluster events', async () => {
+    const env = await start((f) => f.seed(GVR.nodes, node('a', { cpu: '1' })));
+    env.fake.seed(GVR.pods, pod('big', { cpu: '2' }));
+    await settle();
+    assert.equal(env.recorder.events.length, 1);
+    await env.clock.advance(4 * 60_000);
+    await settle();
+    assert.equal(env.recorder.events.length, 1, 'no retry before 5 minutes');
+    await env.clock.advance(2 * 60_000);
+    await settle();
+    assert.equal(env.recorder.events.length, 2, 'retried after 5 minutes');
+    await env.stop();
+  });
+
+  it('spreads pods with required anti-affinity one per node and leaves the extra one pending', async () => {
+    const env = await start((f) => f.seed(GVR.nodes, node('n1'), node('n2'), node('n3')));
+    const anti = {
+      affinity: {
+        podAntiAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { app: 'web' } }, topologyKey: 'kubernetes.io/hostname' }],
+        },
+      },
+    };
+    for (let i = 0; i < 4; i++) env.fake.seed(GVR.pods, pod(`web-${i}`, { labels: { app: 'web' }, spec: anti }));
+    await settle(200);
+    await env.sched.waitForBindings();
+    await settle();
+    const nodes = [0, 1, 2, 3].map((i) => boundNode(env.fake, `web-${i}`)).filter((n) => n !== undefined);
+    assert.equal(nodes.length, 3);
+    assert.deepEqual([...new Set(nodes)].sort(), ['n1', 'n2', 'n3']);
+    assert.ok(
+      env.recorder.events.some((e) => e.startsWith("Warning FailedScheduling 0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules.")),
+      env.recorder.events.join('\n'),
+    );
+    await env.stop();
+  });
+
+  it('keeps zones within maxSkew for DoNotSchedule topology spread', async () => {
+    const env = await start((f) =>
+      f.seed(
+        GVR.nodes,
+        node('a1', { labels: { 'topology.kubernetes.io/zone': 'a' } }),
+        node('a2', { labels: { 'topology.kubernetes.io/zone': 'a' } }),
+        node('b1', { labels: { 'topology.kubernetes.io/zone': 'b' } }),
+      ),
+    );
+    const spread = {
+      topologySpreadConstraints: [
+        { maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: { app: 'db' } } },
+      ],
+    };
+    for (let i = 0; i < 6; i++) env.fake.seed(GVR.pods, pod(`db-${i}`, { labels: { app: 'db' }, spec: spread }));
+    await settle(300);
+    await env.sched.waitForBindings();
+    await settle();
+    const zones = { a: 0, b: 0 };
+    for (let i = 0; i < 6; i++) {
+      const n = boundNode(env.fake, `db-${i}`);
+      assert.ok(n, `db-${i} bound`);
+      zones[n.startsWith('a') ? 'a' : 'b']++;
+    }
+    assert.deepEqual(zones, { a: 3, b: 3 });
+    await env.stop();
+  });
+
+  it('counts assumed pods so a burst of pods never over-commits a node', async () => {
+    const env = await start((f) => f.seed(GVR.nodes, node('only', { cpu: '2' })));
+    for (let i = 0; i < 5; i++) env.fake.seed(GVR.pods, pod(`p-${i}`, { cpu: '1' }));
+    await settle(200);
+    await env.sched.waitForBindings();
+    await settle();
+    const bound = [0, 1, 2, 3, 4].filter((i) => boundNode(env.fake, `p-${i}`) === 'only');
+    assert.equal(bound.length, 2);
+    const failed = env.recorder.events.filter((e) => e.startsWith('Warning FailedScheduling'));
+    assert.equal(failed.length, 3);
+    for (const f of failed) assert.match(f, /0\/1 nodes are available: 1 Insufficient cpu\./);
+    await env.stop();
+  });
+
+  it('ignores pods for other schedulers, gated pods and pods already assigned', async () => {
+    const env = await start((f) => f.seed(GVR.nodes, node('n1')));
+    env.fake.seed(
+      GVR.pods,
+      pod('other', { spec: { schedulerName: 'my-scheduler' } }),
+      pod('gated', { spec: { schedulingGates: [{ name: 'wait' }] } }),
+    );
+    await settle();
+    await env.sched.waitForBindings();
+    assert.equal(boundNode(env.fake, 'other'), undefined);
+    assert.equal(boundNode(env.fake, 'gated'), undefined);
+    assert.equal(env.fake.actions().filter((a) => a.subresource === 'binding').length, 0);
+    await env.stop();
+  });
+});
