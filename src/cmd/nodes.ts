@@ -1,0 +1,137 @@
+/**
+ * `kcm nodes`: simulated nodes (kubelets without containers) against any API
+ * server. Runs until SIGTERM or SIGINT.
+ *
+ *   kcm nodes [--kubeconfig PATH] [--nodes 3] [--node-cpu 4] ...
+ *   kcm nodes pause NAME     stop NAME's heartbeats (annotation kcm.dev/heartbeat=paused)
+ *   kcm nodes resume NAME    resume them
+ */
+import { isNotFound } from '../client/errors.js';
+import { newKubeClient } from '../client/client.js';
+import { loadKubeconfig } from '../client/kubeconfig.js';
+import { DEFAULT_KUBELET_VERSION, newNodeSimulator, parseTaint, setHeartbeatPaused } from '../nodes/index.js';
+import { newLogger, setLogFormat, setVerbosity } from '../util/log/logger.js';
+import { FlagError, flagUsage, loggingFlags, parseFlags, type FlagSpec } from './flags.js';
+
+export const nodesFlags = {
+  kubeconfig: { type: 'string', default: '', usage: 'Path to a kubeconfig file (default: $KUBECONFIG or ~/.kube/config).', section: 'Generic' },
+  nodes: { type: 'int', default: 3, usage: 'Number of simulated nodes.', section: 'Nodes' },
+  'node-name-prefix': { type: 'string', default: 'kcm-node-', usage: 'Node names are <prefix><index>.', section: 'Nodes' },
+  'node-cpu': { type: 'string', default: '4', usage: 'CPU capacity of each node.', section: 'Nodes' },
+  'node-memory': { type: 'string', default: '8Gi', usage: 'Memory capacity of each node.', section: 'Nodes' },
+  'node-pods': { type: 'string', default: '110', usage: 'Pod capacity of each node.', section: 'Nodes' },
+  'node-ephemeral-storage': { type: 'string', default: '100Gi', usage: 'Ephemeral storage capacity of each node.', section: 'Nodes' },
+  'node-labels': { type: 'stringList', default: [], usage: 'Extra labels of every node, key=value pairs.', section: 'Nodes', typeName: 'mapStringString' },
+  'node-taints': { type: 'stringList', default: [], usage: 'Taints of every node at registration, key=value:Effect.', section: 'Nodes' },
+  'node-zones': { type: 'stringList', default: [], usage: 'Zones assigned round-robin as topology.kubernetes.io/zone (default: none).', section: 'Nodes' },
+  'graceful-shutdown': { type: 'bool', default: false, usage: 'Stopping a deleted pod takes its grace period (default: at once).', section: 'Nodes' },
+  ...loggingFlags,
+} as const satisfies FlagSpec;
+
+const description =
+  'Run simulated nodes: register Node objects, renew their leases, and play the kubelet for the pods bound to them (no containers run).\n\n' +
+  'Subcommands:\n  pause NAME    stop the heartbeats of node NAME (it turns NotReady)\n  resume NAME   resume them';
+
+function parseLabels(items: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const item of items) {
+    const i = item.indexOf('=');
+    if (i <= 0) throw new FlagError(`invalid argument "${item}" for "--node-labels" flag: want key=value`);
+    out[item.slice(0, i)] = item.slice(i + 1);
+  }
+  return out;
+}
+
+export async function run(args: string[]): Promise<number> {
+  let flags;
+  let labels: Record<string, string>;
+  let taints;
+  try {
+    flags = parseFlags(nodesFlags, args);
+    labels = parseLabels(flags.values['node-labels']);
+    taints = flags.values['node-taints'].map((t) => {
+      try {
+        return parseTaint(t);
+      } catch (err) {
+        throw new FlagError(`invalid argument "${t}" for "--node-taints" flag: ${(err as Error).message}`, { cause: err });
+      }
+    });
+  } catch (err) {
+    if (err instanceof FlagError) {
+      process.stderr.write(`Error: ${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  }
+  if (flags.help) {
+    process.stdout.write(flagUsage(nodesFlags, 'kcm nodes [pause|resume NAME] [flags]', description));
+    return 0;
+  }
+  const v = flags.values;
+  setVerbosity(v.v);
+  setLogFormat(v['logging-format'] === 'json' ? 'json' : 'text');
+  const log = newLogger('nodes');
+  const [sub, name, ...extra] = flags.positional;
+  if (sub !== undefined && sub !== 'pause' && sub !== 'resume') {
+    process.stderr.write(`Error: unknown command "${sub}" for "kcm nodes"\n`);
+    return 1;
+  }
+  if (sub !== undefined && (name === undefined || extra.length > 0)) {
+    process.stderr.write(`Error: "kcm nodes ${sub}" takes exactly one node name\n`);
+    return 1;
+  }
+
+  const config = await loadKubeconfig(v.kubeconfig ? { kubeconfig: v.kubeconfig } : {});
+  const client = newKubeClient(config, { logger: log.child({}, 'client') });
+  try {
+    if (sub !== undefined) {
+      try {
+        await setHeartbeatPaused(client, name!, sub === 'pause');
+      } catch (err) {
+        if (isNotFound(err)) {
+          process.stderr.write(`Error: node "${name}" not found\n`);
+          return 1;
+        }
+        throw err;
+      }
+      process.stdout.write(`node/${name} ${sub === 'pause' ? 'paused' : 'resumed'}\n`);
+      return 0;
+    }
+
+    let kubeletVersion = DEFAULT_KUBELET_VERSION;
+    try {
+      const ver = await client.request<{ gitVersion?: string }>('GET', '/version');
+      if (ver?.gitVersion) kubeletVersion = ver.gitVersion;
+    } catch (err) {
+      log.warn({ err: String(err) }, `could not read the server version; nodes report ${DEFAULT_KUBELET_VERSION}`);
+    }
+    const sim = newNodeSimulator({
+      client,
+      logger: log,
+      count: v.nodes,
+      namePrefix: v['node-name-prefix'],
+      capacity: { cpu: v['node-cpu'], memory: v['node-memory'], pods: v['node-pods'], 'ephemeral-storage': v['node-ephemeral-storage'] },
+      labels,
+      taints,
+      zones: v['node-zones'],
+      gracefulShutdown: v['graceful-shutdown'],
+      kubeletVersion,
+    });
+    const ac = new AbortController();
+    const onSignal = (sig: NodeJS.Signals) => {
+      log.info({ signal: sig }, 'shutting down');
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+      process.once('SIGTERM', () => process.exit(1));
+      process.once('SIGINT', () => process.exit(1));
+      ac.abort();
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+    process.stdout.write(`kcm nodes running ${sim.nodeNames.join(', ')} against ${config.host ?? 'the cluster'}\n`);
+    await sim.run(ac.signal);
+    return 0;
+  } finally {
+    await client.close();
+  }
+}

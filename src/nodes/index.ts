@@ -1,0 +1,22 @@
+export { parseProgram, parseSleepArg, type Program } from './command.js';
+export { newRestartBackoff, formatGoDuration, BACKOFF_INITIAL_MS, BACKOFF_MAX_MS, type RestartBackoff } from './restart-backoff.js';
+export { isPullable, normalizeImage, imageID, registryHost } from './image.js';
+export { newIpAllocator, parseCidr, type IpAllocator } from './ip-allocator.js';
+export {
+  HEARTBEAT_ANNOTATION,
+  NODE_LEASE_NAMESPACE,
+  LEASE_DURATION_SECONDS,
+  parseTaint,
+  nodeInternalIP,
+  defaultPodCIDR,
+  newNodeObject,
+  buildNodeStatus,
+  newLeaseObject,
+  type NodeIdentity,
+  type NodeTemplate,
+} from './node-object.js';
+export { isPaused, LEASE_RENEW_INTERVAL_MS, NODE_STATUS_UPDATE_INTERVAL_MS, NODE_STATUS_REPORT_INTERVAL_MS } from './node-agent.js';
+export { PodRuntime, formatPod, type PodPhase, type ContainerSim, type ContainerState } from './pod-runtime.js';
+export { buildPodStatus, kubeletConditions, mergeConditions } from './pod-status.js';
+export { newNodeSimulator, DEFAULT_CAPACITY, DEFAULT_KUBELET_VERSION, type NodeSimulator, type NodeSimulatorOptions } from './node-simulator.js';
+export { setHeartbeatPaused } from './pause.js';

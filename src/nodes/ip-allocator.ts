@@ -1,0 +1,74 @@
+/**
+ * Pod IPs for one node, from an IPv4 CIDR (the node's spec.podCIDR or a
+ * built-in 10.244.<i>.0/24), as host-local IPAM hands them out: the network
+ * address and .1 (the bridge) are skipped, addresses are reused after release,
+ * the same key always keeps its address while allocated.
+ */
+
+export interface IpAllocator {
+  readonly cidr: string;
+  /** The address held by `key`, allocating one if needed; undefined when the range is full. */
+  allocate(key: string): string | undefined;
+  release(key: string): void;
+  /** How many addresses are held. */
+  size(): number;
+}
+
+function ipToInt(ip: string): number | undefined {
+  const parts = ip.split('.');
+  if (parts.length !== 4) return undefined;
+  let n = 0;
+  for (const p of parts) {
+    if (!/^\d{1,3}$/.test(p) || Number(p) > 255) return undefined;
+    n = n * 256 + Number(p);
+  }
+  return n;
+}
+
+function intToIp(n: number): string {
+  return [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
+}
+
+/** Parses `a.b.c.d/len` (IPv4 only); undefined when invalid. */
+export function parseCidr(cidr: string): { base: number; size: number } | undefined {
+  const [ip, lenStr] = cidr.split('/');
+  const n = ip === undefined ? undefined : ipToInt(ip);
+  const len = Number(lenStr);
+  if (n === undefined || !Number.isInteger(len) || len < 0 || len > 32) return undefined;
+  const size = 2 ** (32 - len);
+  return { base: n - (n % size), size };
+}
+
+export function newIpAllocator(cidr: string): IpAllocator {
+  const parsed = parseCidr(cidr);
+  if (!parsed) throw new Error(`invalid IPv4 CIDR ${JSON.stringify(cidr)}`);
+  const byKey = new Map<string, number>();
+  const used = new Set<number>();
+  // First usable offset: skip network and gateway; last: skip broadcast.
+  const first = parsed.size > 4 ? 2 : 0;
+  const last = parsed.size > 4 ? parsed.size - 2 : parsed.size - 1;
+  let cursor = first;
+  return {
+    cidr,
+    allocate(key) {
+      const held = byKey.get(key);
+      if (held !== undefined) return intToIp(parsed.base + held);
+      for (let i = 0; i <= last - first; i++) {
+        const off = first + ((cursor - first + i) % (last - first + 1));
+        if (used.has(off)) continue;
+        used.add(off);
+        byKey.set(key, off);
+        cursor = off + 1 > last ? first : off + 1;
+        return intToIp(parsed.base + off);
+      }
+      return undefined;
+    },
+    release(key) {
+      const off = byKey.get(key);
+      if (off === undefined) return;
+      byKey.delete(key);
+      used.delete(off);
+    },
+    size: () => byKey.size,
+  };
+}

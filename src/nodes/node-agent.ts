@@ -1,0 +1,149 @@
+/**
+ * One simulated node's kubelet side of the control loop: registration, the
+ * heartbeat Lease (renewed every 10 s) and the node status (checked every
+ * 10 s, posted when the server's conditions differ from ours or 5 minutes
+ * after the last post, as the kubelet's nodeStatusUpdateFrequency and
+ * nodeStatusReportFrequency).
+ *
+ * While the node carries the annotation `kcm.dev/heartbeat: paused` the agent
+ * renews nothing; removing the annotation resumes at once.
+ */
+import type { Lease } from 'kubernetes-types/coordination/v1.js';
+import type { KubeObject } from '../api/types.js';
+import type { Node } from 'kubernetes-types/core/v1.js';
+import { isAlreadyExists, isConflict, isNotFound } from '../client/errors.js';
+import type { Client } from '../client/interfaces.js';
+import { typed, type TypedClient } from '../client/typed.js';
+import { rfc3339Micro, type Clock } from '../util/clock/clock.js';
+import type { Logger } from '../util/log/logger.js';
+import {
+  HEARTBEAT_ANNOTATION,
+  NODE_LEASE_NAMESPACE,
+  buildNodeStatus,
+  conditionsDiffer,
+  newLeaseObject,
+  newNodeObject,
+  type NodeIdentity,
+  type NodeTemplate,
+} from './node-object.js';
+
+export const LEASE_RENEW_INTERVAL_MS = 10_000;
+export const NODE_STATUS_UPDATE_INTERVAL_MS = 10_000;
+export const NODE_STATUS_REPORT_INTERVAL_MS = 300_000;
+
+export interface NodeAgentOptions {
+  client: Client;
+  clock: Clock;
+  logger: Logger;
+  identity: NodeIdentity;
+  template: NodeTemplate;
+  /** The node as the informer last saw it (undefined when not known or deleted). */
+  cached: () => Node | undefined;
+}
+
+/** True when the node carries `kcm.dev/heartbeat: paused`. */
+export function isPaused(node: Node | undefined): boolean {
+  return node?.metadata?.annotations?.[HEARTBEAT_ANNOTATION] === 'paused';
+}
+
+export class NodeAgent {
+  readonly name: string;
+  readonly internalIP: string;
+  paused = false;
+  uid: string | undefined;
+  private readonly api: TypedClient;
+  private lease: (Lease & KubeObject) | undefined;
+  private lastStatusPost: number | undefined;
+  private readonly log: Logger;
+
+  constructor(private readonly opts: NodeAgentOptions) {
+    this.name = opts.identity.name;
+    this.internalIP = opts.identity.internalIP;
+    this.api = typed(opts.client);
+    this.log = opts.logger.child({ node: this.name });
+  }
+
+  /** Creates the node when missing (else adopts it), posts its status and its lease. */
+  async register(): Promise<void> {
+    let node: Node;
+    try {
+      node = await this.api.nodes().create(newNodeObject(this.opts.identity, this.opts.template));
+      this.log.info('registered node');
+    } catch (err) {
+      if (!isAlreadyExists(err)) throw err;
+      node = await this.api.nodes().get(this.name);
+      this.log.v(2).info('node already registered');
+    }
+    this.uid = node.metadata?.uid;
+    this.paused = isPaused(node);
+    this.lease = undefined;
+    if (this.paused) {
+      this.log.info('heartbeat paused by annotation');
+      return;
+    }
+    await this.postStatus(node);
+    await this.renewLease();
+  }
+
+  /** One heartbeat: lease renewal and, when due, a status post. Does nothing while paused. */
+  async heartbeat(): Promise<void> {
+    if (this.paused) return;
+    await this.renewLease();
+    const cached = this.opts.cached();
+    const due =
+      this.lastStatusPost === undefined ||
+      this.opts.clock.now() - this.lastStatusPost >= NODE_STATUS_REPORT_INTERVAL_MS ||
+      conditionsDiffer(cached?.status);
+    if (due) await this.postStatus(cached);
+  }
+
+  /** Posts the node status now (nodestatus setters' view), with the uid as precondition. */
+  async postStatus(current?: Node): Promise<void> {
+    const now = this.opts.clock.now();
+    const status = buildNodeStatus(this.opts.identity, this.opts.template, current?.status, now);
+    const patch: Record<string, unknown> = { status };
+    if (this.uid) patch.metadata = { uid: this.uid };
+    const out = await this.api.nodes().patch(this.name, 'merge', patch, { subresource: 'status' });
+    this.lastStatusPost = now;
+    this.log.v(4).info({ resourceVersion: out.metadata?.resourceVersion }, 'posted node status');
+  }
+
+  /** Renews (or creates) the lease: holder = node name, duration 40 s, renewTime = now. */
+  async renewLease(): Promise<void> {
+    const leases = this.api.leases(NODE_LEASE_NAMESPACE);
+    const now = this.opts.clock.now();
+    if (this.lease) {
+      const next = structuredClone(this.lease);
+      next.spec = { ...(next.spec ?? {}), holderIdentity: this.name, renewTime: rfc3339Micro(now) };
+      try {
+        this.lease = await leases.update(next as Lease & KubeObject);
+        return;
+      } catch (err) {
+        if (!isConflict(err) && !isNotFound(err)) throw err;
+        this.log.v(2).info({ err: String(err) }, 'lease update failed; reading it again');
+        this.lease = undefined;
+      }
+    }
+    try {
+      const got = await leases.get(this.name);
+      const next = structuredClone(got);
+      next.spec = { ...(next.spec ?? {}), holderIdentity: this.name, leaseDurationSeconds: next.spec?.leaseDurationSeconds ?? 40, renewTime: rfc3339Micro(now) };
+      this.lease = await leases.update(next);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      this.lease = await leases.create(newLeaseObject({ name: this.name, uid: this.uid }, now));
+      this.log.v(2).info('created node lease');
+    }
+  }
+
+  /** Applies the node as the informer now sees it; returns 'paused' / 'resumed' on a change. */
+  observe(node: Node): 'paused' | 'resumed' | undefined {
+    this.uid = node.metadata?.uid ?? this.uid;
+    const p = isPaused(node);
+    if (p === this.paused) return undefined;
+    this.paused = p;
+    this.log.info(p ? 'heartbeat paused by annotation' : 'heartbeat resumed');
+    if (!p) this.lastStatusPost = undefined;
+    return p ? 'paused' : 'resumed';
+  }
+}

@@ -1,0 +1,159 @@
+/**
+ * The Node and Lease objects a kubelet registers and keeps fresh
+ * (pkg/kubelet/kubelet_node_status.go, pkg/kubelet/nodestatus/setters.go,
+ * pkg/kubelet/nodelease).
+ */
+import { createHash } from 'node:crypto';
+import type { Lease } from 'kubernetes-types/coordination/v1.js';
+import type { Node, NodeCondition, NodeStatus, Taint } from 'kubernetes-types/core/v1.js';
+import type { KubeObject } from '../api/types.js';
+import { rfc3339, rfc3339Micro } from '../util/clock/clock.js';
+
+/** Namespace of node heartbeat leases. */
+export const NODE_LEASE_NAMESPACE = 'kube-node-lease';
+/** The kubelet's default nodeLeaseDurationSeconds. */
+export const LEASE_DURATION_SECONDS = 40;
+/** The annotation that pauses a simulated node's heartbeats (value `paused`). */
+export const HEARTBEAT_ANNOTATION = 'kcm.dev/heartbeat';
+
+export interface NodeIdentity {
+  name: string;
+  /** Index among the simulated nodes (0-based). */
+  index: number;
+  internalIP: string;
+  /** Pod range when the node has no spec.podCIDR. */
+  defaultPodCIDR: string;
+}
+
+export interface NodeTemplate {
+  capacity: Record<string, string>;
+  /** Allocatable (defaults to capacity). */
+  allocatable?: Record<string, string>;
+  labels: Record<string, string>;
+  annotations?: Record<string, string>;
+  taints: Taint[];
+  kubeletVersion: string;
+  architecture: string;
+}
+
+/** InternalIP of simulated node `i`: 172.18.0.2, 172.18.0.3, ... */
+export function nodeInternalIP(i: number): string {
+  // 250 nodes per /24: .2 .. .251 of 172.18.0.0, then 172.18.1.0, ...
+  return `172.18.${Math.floor(i / 250)}.${2 + (i % 250)}`;
+}
+
+/** The built-in pod CIDR of simulated node `i`. */
+export function defaultPodCIDR(i: number): string {
+  return `10.244.${i % 256}.0/24`;
+}
+
+function hex32(seed: string): string {
+  return createHash('sha256').update(seed).digest('hex').slice(0, 32);
+}
+
+/** A node to register (the kubelet's initialNode): labels, taints, annotations; no status. */
+export function newNodeObject(id: NodeIdentity, t: NodeTemplate): Node & KubeObject & { metadata: { name: string } } {
+  const node: Node & KubeObject & { metadata: { name: string } } = {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: {
+      name: id.name,
+      labels: {
+        'beta.kubernetes.io/arch': t.architecture,
+        'beta.kubernetes.io/os': 'linux',
+        'kubernetes.io/arch': t.architecture,
+        'kubernetes.io/hostname': id.name,
+        'kubernetes.io/os': 'linux',
+        ...t.labels,
+      },
+      annotations: {
+        'node.alpha.kubernetes.io/ttl': '0',
+        'volumes.kubernetes.io/controller-managed-attach-detach': 'true',
+        ...(t.annotations ?? {}),
+      },
+    },
+    spec: {},
+  };
+  if (t.taints.length > 0) node.spec!.taints = t.taints.map((x) => ({ ...x }));
+  return node;
+}
+
+/** The node conditions the kubelet reports when healthy (reasons and messages of nodestatus setters). */
+export function healthyConditions(): Omit<NodeCondition, 'lastHeartbeatTime' | 'lastTransitionTime'>[] {
+  return [
+    { type: 'MemoryPressure', status: 'False', reason: 'KubeletHasSufficientMemory', message: 'kubelet has sufficient memory available' },
+    { type: 'DiskPressure', status: 'False', reason: 'KubeletHasNoDiskPressure', message: 'kubelet has no disk pressure' },
+    { type: 'PIDPressure', status: 'False', reason: 'KubeletHasSufficientPID', message: 'kubelet has sufficient PID available' },
+    { type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status' },
+  ];
+}
+
+/**
+ * The node status to post at `now`. Conditions keep their lastTransitionTime
+ * from `previous` when the status did not change (nodestatus setters do the same).
+ */
+export function buildNodeStatus(id: NodeIdentity, t: NodeTemplate, previous: NodeStatus | undefined, now: number): NodeStatus {
+  const ts = rfc3339(now);
+  const prev = new Map((previous?.conditions ?? []).map((c) => [c.type, c]));
+  const conditions: NodeCondition[] = healthyConditions().map((c) => {
+    const p = prev.get(c.type);
+    return { ...c, lastHeartbeatTime: ts, lastTransitionTime: p && p.status === c.status && p.lastTransitionTime ? p.lastTransitionTime : ts };
+  });
+  return {
+    capacity: { ...t.capacity },
+    allocatable: { ...(t.allocatable ?? t.capacity) },
+    conditions,
+    addresses: [
+      { type: 'InternalIP', address: id.internalIP },
+      { type: 'Hostname', address: id.name },
+    ],
+    daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
+    nodeInfo: {
+      machineID: hex32(`machine/${id.name}`),
+      systemUUID: hex32(`system/${id.name}`).replace(/^(.{8})(.{4})(.{4})(.{4})(.{12})$/, '$1-$2-$3-$4-$5'),
+      bootID: hex32(`boot/${id.name}/${previous ? 'same' : 'first'}`).replace(/^(.{8})(.{4})(.{4})(.{4})(.{12})$/, '$1-$2-$3-$4-$5'),
+      kernelVersion: '6.8.0-kcm',
+      osImage: 'kcm simulated node',
+      containerRuntimeVersion: 'kcm://0.1.0',
+      kubeletVersion: t.kubeletVersion,
+      kubeProxyVersion: '',
+      operatingSystem: 'linux',
+      architecture: t.architecture,
+    },
+  };
+}
+
+/**
+ * True when the server's view of the node's conditions differs from what the
+ * kubelet would report (e.g. the node lifecycle controller marked Ready
+ * Unknown): the kubelet then posts at once instead of waiting for the report
+ * interval.
+ */
+export function conditionsDiffer(server: NodeStatus | undefined): boolean {
+  const have = new Map((server?.conditions ?? []).map((c) => [c.type, c]));
+  return healthyConditions().some((c) => {
+    const h = have.get(c.type);
+    return !h || h.status !== c.status || h.reason !== c.reason;
+  });
+}
+
+/** The node's heartbeat Lease (owned by the Node, so it goes when the node goes). */
+export function newLeaseObject(node: { name: string; uid?: string }, now: number): Lease & KubeObject & { metadata: { name: string } } {
+  const lease: Lease & KubeObject & { metadata: { name: string } } = {
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    metadata: { name: node.name, namespace: NODE_LEASE_NAMESPACE },
+    spec: { holderIdentity: node.name, leaseDurationSeconds: LEASE_DURATION_SECONDS, renewTime: rfc3339Micro(now) },
+  };
+  if (node.uid) lease.metadata.ownerReferences = [{ apiVersion: 'v1', kind: 'Node', name: node.name, uid: node.uid }];
+  return lease;
+}
+
+/** `key=value:Effect` or `key:Effect` (kubelet --register-with-taints syntax). */
+export function parseTaint(s: string): Taint {
+  const m = /^([^=:]+)(?:=([^:]*))?:(NoSchedule|PreferNoSchedule|NoExecute)$/.exec(s.trim());
+  if (!m) throw new Error(`invalid taint ${JSON.stringify(s)}: want key[=value]:NoSchedule|PreferNoSchedule|NoExecute`);
+  const t: Taint = { key: m[1]!, effect: m[3]! };
+  if (m[2]) t.value = m[2];
+  return t;
+}

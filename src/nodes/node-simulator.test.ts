@@ -1,0 +1,271 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Lease } from 'kubernetes-types/coordination/v1.js';
+import type { Node, Pod } from 'kubernetes-types/core/v1.js';
+import { GVR } from '../api/gvr.js';
+import type { KubeObject } from '../api/types.js';
+import { newFakeClient, type FakeClient } from '../controller/testing/index.js';
+import { newFakeRecorder } from '../tools/record/index.js';
+import { newSharedInformerFactory, type SharedInformerFactoryOptions } from '../tools/cache/index.js';
+import { FakeClock, flushMicrotasks } from '../util/clock/clock.js';
+import { setLogOutput } from '../util/log/logger.js';
+import { newNodeSimulator, type NodeSimulatorOptions } from './node-simulator.js';
+import { setHeartbeatPaused } from './pause.js';
+
+setLogOutput(() => {});
+
+async function start(opts: Partial<NodeSimulatorOptions> = {}, informerOpts?: SharedInformerFactoryOptions) {
+  const clock = new FakeClock();
+  const fake = newFakeClient({ clock });
+  const recorder = newFakeRecorder();
+  const informers = informerOpts ? newSharedInformerFactory(fake, { clock, ...informerOpts }) : undefined;
+  const sim = newNodeSimulator({ client: fake, clock, count: 2, recorderFor: () => recorder, ...(informers ? { informers } : {}), ...opts });
+  const ac = new AbortController();
+  const done = sim.run(ac.signal);
+  const settle = async () => {
+    for (let i = 0; i < 20; i++) {
+      await clock.advance(0);
+      await sim.whenIdle();
+      await flushMicrotasks();
+    }
+  };
+  await settle();
+  const stop = async () => {
+    ac.abort();
+    await settle();
+    await done;
+    await informers?.shutdown();
+  };
+  return { clock, fake, recorder, sim, settle, stop, advance: async (ms: number) => {
+    // Step in 100 ms slices so informer and timer work interleave as on a real clock.
+    for (let t = 0; t < ms; t += 100) {
+      await clock.advance(Math.min(100, ms - t));
+      await settle();
+    }
+  } };
+}
+
+function lease(fake: FakeClient, name: string): Lease | undefined {
+  return fake.stored<Lease & KubeObject>(GVR.leases, 'kube-node-lease', name);
+}
+
+function seedPod(fake: FakeClient, spec: Pod['spec'], name = 'p', extra: Partial<NonNullable<Pod['metadata']>> = {}): void {
+  fake.seed<Pod & KubeObject>(GVR.pods, { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default', ...extra }, spec });
+}
+
+function storedPod(fake: FakeClient, name = 'p'): Pod | undefined {
+  return fake.stored<Pod & KubeObject>(GVR.pods, 'default', name);
+}
+
+describe('newNodeSimulator', () => {
+  it('registers ready nodes with their labels, status and leases', async () => {
+    const h = await start({ zones: ['zone-a', 'zone-b'], labels: { team: 'x' } });
+    const nodes = h.fake.storedList<Node & KubeObject>(GVR.nodes);
+    assert.deepEqual(nodes.map((n) => n.metadata!.name), ['kcm-node-0', 'kcm-node-1']);
+    const n1 = nodes[1]!;
+    assert.equal(n1.metadata!.labels!['kubernetes.io/hostname'], 'kcm-node-1');
+    assert.equal(n1.metadata!.labels!['kubernetes.io/os'], 'linux');
+    assert.equal(n1.metadata!.labels!['topology.kubernetes.io/zone'], 'zone-b');
+    assert.equal(n1.metadata!.labels!.team, 'x');
+    const ready = n1.status!.conditions!.find((c) => c.type === 'Ready')!;
+    assert.equal(ready.status, 'True');
+    assert.equal(ready.reason, 'KubeletReady');
+    assert.equal(ready.message, 'kubelet is posting ready status');
+    assert.equal(n1.status!.conditions!.find((c) => c.type === 'MemoryPressure')!.reason, 'KubeletHasSufficientMemory');
+    assert.equal(n1.status!.capacity!.cpu, '4');
+    assert.equal(n1.status!.nodeInfo!.containerRuntimeVersion, 'kcm://0.1.0');
+    assert.deepEqual(n1.status!.addresses, [{ type: 'InternalIP', address: '172.18.0.3' }, { type: 'Hostname', address: 'kcm-node-1' }]);
+    const l = lease(h.fake, 'kcm-node-0')!;
+    assert.equal(l.spec!.holderIdentity, 'kcm-node-0');
+    assert.equal(l.spec!.leaseDurationSeconds, 40);
+    assert.equal(l.metadata!.ownerReferences![0]!.uid, nodes[0]!.metadata!.uid);
+    await h.stop();
+  });
+
+  it('renews each lease every 10 seconds', async () => {
+    const h = await start();
+    const t0 = Date.parse(lease(h.fake, 'kcm-node-0')!.spec!.renewTime!);
+    await h.advance(9_900);
+    assert.equal(Date.parse(lease(h.fake, 'kcm-node-0')!.spec!.renewTime!), t0);
+    await h.advance(100);
+    assert.equal(Date.parse(lease(h.fake, 'kcm-node-0')!.spec!.renewTime!), t0 + 10_000);
+    await h.advance(10_000);
+    assert.equal(Date.parse(lease(h.fake, 'kcm-node-0')!.spec!.renewTime!), t0 + 20_000);
+    await h.stop();
+  });
+
+  it('stops renewing a paused node and resumes at once when the annotation goes', async () => {
+    const h = await start();
+    await setHeartbeatPaused(h.fake, 'kcm-node-0', true);
+    await h.settle();
+    const before = lease(h.fake, 'kcm-node-0')!.spec!.renewTime;
+    await h.advance(30_000);
+    assert.equal(lease(h.fake, 'kcm-node-0')!.spec!.renewTime, before);
+    // The other node keeps going.
+    assert.notEqual(lease(h.fake, 'kcm-node-1')!.spec!.renewTime, before);
+    await setHeartbeatPaused(h.fake, 'kcm-node-0', false);
+    await h.settle();
+    assert.equal(Date.parse(lease(h.fake, 'kcm-node-0')!.spec!.renewTime!), h.clock.now());
+    await h.stop();
+  });
+
+  it('takes a pod from Pending to Running and Ready with an IP from the node podCIDR', async () => {
+    const h = await start({ podStartDelayMs: 1_000 });
+    await h.fake.resource(GVR.nodes).patch('kcm-node-0', 'merge', { spec: { podCIDR: '10.200.7.0/24' } });
+    await h.settle();
+    seedPod(h.fake, { nodeName: 'kcm-node-0', containers: [{ name: 'web', image: 'nginx' }] });
+    await h.settle();
+    let p = storedPod(h.fake)!;
+    assert.equal(p.status!.phase, 'Pending');
+    assert.equal(p.status!.containerStatuses![0]!.state!.waiting!.reason, 'ContainerCreating');
+    assert.equal(p.status!.hostIP, '172.18.0.2');
+    await h.advance(1_000);
+    p = storedPod(h.fake)!;
+    assert.equal(p.status!.phase, 'Running');
+    assert.equal(p.status!.podIP, '10.200.7.2');
+    assert.deepEqual(p.status!.podIPs, [{ ip: '10.200.7.2' }]);
+    assert.equal(p.status!.conditions!.find((c) => c.type === 'Ready')!.status, 'True');
+    assert.equal(p.status!.conditions!.find((c) => c.type === 'PodScheduled')!.status, 'True');
+    assert.ok(h.recorder.events.includes('Normal Started Started container web'));
+    await h.stop();
+  });
+
+  it('uses the built-in pod range when the node has no podCIDR', async () => {
+    const h = await start();
+    seedPod(h.fake, { nodeName: 'kcm-node-1', containers: [{ name: 'web', image: 'nginx' }] });
+    await h.settle();
+    assert.equal(storedPod(h.fake)!.status!.podIP, '10.244.1.2');
+    await h.stop();
+  });
+
+  it('does not run a pod bound to a node that is not one of its own', async () => {
+    const h = await start();
+    seedPod(h.fake, { nodeName: 'elsewhere', containers: [{ name: 'web', image: 'nginx' }] });
+    await h.advance(1_000);
+    assert.equal(storedPod(h.fake)!.status, undefined);
+    await h.stop();
+  });
+
+  it('fails a pod whose command is "sleep 2; exit 1" after 2 seconds', async () => {
+    const h = await start();
+    seedPod(h.fake, { nodeName: 'kcm-node-0', restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox', command: ['sh', '-c', 'sleep 2; exit 1'] }] });
+    await h.settle();
+    assert.equal(storedPod(h.fake)!.status!.phase, 'Running');
+    await h.advance(1_900);
+    assert.equal(storedPod(h.fake)!.status!.phase, 'Running');
+    await h.advance(100);
+    const p = storedPod(h.fake)!;
+    assert.equal(p.status!.phase, 'Failed');
+    assert.equal(p.status!.containerStatuses![0]!.state!.terminated!.exitCode, 1);
+    await h.stop();
+  });
+
+  it('shows CrashLoopBackOff for a failing OnFailure pod', async () => {
+    const h = await start();
+    seedPod(h.fake, { nodeName: 'kcm-node-0', restartPolicy: 'OnFailure', containers: [{ name: 'c', image: 'busybox', command: ['false'] }] });
+    await h.settle();
+    let cs = storedPod(h.fake)!.status!.containerStatuses![0]!;
+    assert.equal(cs.state!.waiting!.reason, 'CrashLoopBackOff');
+    assert.equal(cs.restartCount, 1);
+    await h.advance(10_000);
+    cs = storedPod(h.fake)!.status!.containerStatuses![0]!;
+    assert.equal(cs.restartCount, 2);
+    assert.match(cs.state!.waiting!.message!, /^back-off 20s restarting failed container=c pod=p_default\(/);
+    await h.stop();
+  });
+
+  it('reports ErrImagePull then ImagePullBackOff for an unpullable image', async () => {
+    const h = await start();
+    seedPod(h.fake, { nodeName: 'kcm-node-0', containers: [{ name: 'c', image: 'registry.invalid/app' }] });
+    await h.settle();
+    assert.equal(storedPod(h.fake)!.status!.containerStatuses![0]!.state!.waiting!.reason, 'ErrImagePull');
+    await h.advance(1_000);
+    const p = storedPod(h.fake)!;
+    assert.equal(p.status!.phase, 'Pending');
+    assert.equal(p.status!.containerStatuses![0]!.state!.waiting!.reason, 'ImagePullBackOff');
+    assert.ok(h.recorder.events.some((e) => e.startsWith('Warning Failed Failed to pull image "registry.invalid/app"')));
+    await h.stop();
+  });
+
+  it('deletes a terminating pod with grace 0 and its uid as precondition', async () => {
+    const h = await start();
+    seedPod(h.fake, { nodeName: 'kcm-node-0', containers: [{ name: 'web', image: 'nginx' }] }, 'p', { finalizers: ['test/keep'] });
+    await h.settle();
+    const uid = storedPod(h.fake)!.metadata!.uid;
+    h.fake.clearActions();
+    await h.fake.resource(GVR.pods).namespace('default').delete('p');
+    await h.settle();
+    const deletes = h.fake.actions().filter((a) => a.verb === 'delete');
+    assert.equal(deletes.length, 2);
+    assert.deepEqual(deletes[1]!.deleteOptions, { gracePeriodSeconds: 0, preconditions: { uid } });
+    const p = storedPod(h.fake)!;
+    assert.equal(p.status!.containerStatuses![0]!.state!.terminated!.exitCode, 0);
+    assert.ok(h.recorder.events.includes('Normal Killing Stopping container web'));
+    await h.stop();
+  });
+
+  it('takes the grace period to stop a pod with gracefulShutdown', async () => {
+    // The fake client deletes with a zero grace period; the informer shows
+    // the pod as an API server would after a default (graceful) delete.
+    const graceful = (obj: unknown) => {
+      const o = obj as Pod;
+      if (o.kind !== 'Pod' || !o.metadata?.deletionTimestamp) return obj;
+      return { ...o, metadata: { ...o.metadata, deletionGracePeriodSeconds: 5 } };
+    };
+    const h = await start({ gracefulShutdown: true }, { transform: graceful });
+    seedPod(h.fake, { nodeName: 'kcm-node-0', terminationGracePeriodSeconds: 30, containers: [{ name: 's', image: 'busybox', command: ['sleep', '100'] }] }, 'p', {
+      finalizers: ['test/keep'],
+    });
+    await h.settle();
+    h.fake.clearActions();
+    await h.fake.resource(GVR.pods).namespace('default').delete('p');
+    await h.advance(4_900);
+    assert.equal(h.fake.actions().filter((a) => a.verb === 'delete').length, 1);
+    await h.advance(100);
+    assert.equal(h.fake.actions().filter((a) => a.verb === 'delete').length, 2);
+    assert.equal(storedPod(h.fake)!.status!.containerStatuses![0]!.state!.terminated!.exitCode, 137);
+    await h.stop();
+  });
+
+  it('registers a node again when it is deleted while running', async () => {
+    const h = await start();
+    const uid = h.fake.stored<Node & KubeObject>(GVR.nodes, '', 'kcm-node-0')!.metadata!.uid;
+    await h.fake.resource(GVR.nodes).delete('kcm-node-0');
+    await h.settle();
+    const again = h.fake.stored<Node & KubeObject>(GVR.nodes, '', 'kcm-node-0');
+    assert.ok(again);
+    assert.notEqual(again.metadata!.uid, uid);
+    assert.equal(again.status!.conditions!.find((c) => c.type === 'Ready')!.status, 'True');
+    await h.stop();
+  });
+
+  it('posts its status again at the next heartbeat when the server shows Ready Unknown', async () => {
+    const h = await start();
+    const node = h.fake.stored<Node & KubeObject>(GVR.nodes, '', 'kcm-node-0')!;
+    const conditions = node.status!.conditions!.map((c) =>
+      c.type === 'Ready' ? { ...c, status: 'Unknown', reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.' } : c,
+    );
+    await h.fake.resource(GVR.nodes).patch('kcm-node-0', 'merge', { status: { conditions } }, { subresource: 'status' });
+    await h.settle();
+    await h.advance(10_000);
+    const ready = h.fake.stored<Node & KubeObject>(GVR.nodes, '', 'kcm-node-0')!.status!.conditions!.find((c) => c.type === 'Ready')!;
+    assert.equal(ready.status, 'True');
+    assert.equal(ready.reason, 'KubeletReady');
+    assert.equal(Date.parse(ready.lastTransitionTime!), h.clock.now());
+    await h.stop();
+  });
+
+  it('does not update pods on a paused node until it resumes', async () => {
+    const h = await start();
+    await setHeartbeatPaused(h.fake, 'kcm-node-0', true);
+    await h.settle();
+    seedPod(h.fake, { nodeName: 'kcm-node-0', containers: [{ name: 'web', image: 'nginx' }] });
+    await h.advance(1_000);
+    assert.equal(storedPod(h.fake)!.status, undefined);
+    await setHeartbeatPaused(h.fake, 'kcm-node-0', false);
+    await h.settle();
+    assert.equal(storedPod(h.fake)!.status!.phase, 'Running');
+    await h.stop();
+  });
+});
+

@@ -1,0 +1,446 @@
+/**
+ * Simulated nodes: kubelets without containers (like kwok). Registers N
+ * nodes, keeps their leases and status fresh, and plays the kubelet for every
+ * pod bound to them: Pending -> Running -> Ready with an IP from the node's
+ * pod range, simulated commands (`sleep N`, `exit N`), restarts with the
+ * kubelet's backoff, image pull failures for `.invalid` registries, and
+ * graceful deletion. Everything goes through the client; every timer
+ * through the Clock.
+ *
+ *   const sim = newNodeSimulator({ client, clock, count: 3 });
+ *   await sim.run(signal);   // resolves after the signal aborts and all work stopped
+ *
+ * Pods on a node that is paused (`kcm.dev/heartbeat: paused`) are not
+ * updated until the node resumes. A pod bound to a node name that is not one
+ * of ours, or to one of ours whose Node object does not exist, is not run.
+ */
+import type { Node, Pod, Taint } from 'kubernetes-types/core/v1.js';
+import type { ObjectReference } from 'kubernetes-types/core/v1.js';
+import { isNotFound, isConflict } from '../client/errors.js';
+import type { Client } from '../client/interfaces.js';
+import { typed, type TypedClient } from '../client/typed.js';
+import { DeletedFinalStateUnknown, newSharedInformerFactory, type Kube, type SharedIndexInformer, type SharedInformerFactory } from '../tools/cache/index.js';
+import { newEventBroadcaster } from '../tools/record/index.js';
+import type { EventBroadcaster, EventRecorder } from '../tools/record/index.js';
+import { realClock, type Clock, type Timer } from '../util/clock/clock.js';
+import { newLogger, type Logger } from '../util/log/logger.js';
+import { newIpAllocator, type IpAllocator } from './ip-allocator.js';
+import { NODE_STATUS_UPDATE_INTERVAL_MS, NodeAgent } from './node-agent.js';
+import { defaultPodCIDR, nodeInternalIP, type NodeTemplate } from './node-object.js';
+import { PodRuntime } from './pod-runtime.js';
+import { buildPodStatus } from './pod-status.js';
+import { newRestartBackoff, type RestartBackoff } from './restart-backoff.js';
+
+/** The version the simulated kubelets report (the embedded API server's). */
+export const DEFAULT_KUBELET_VERSION = 'v1.33.0-kcm';
+
+export const DEFAULT_CAPACITY: Readonly<Record<string, string>> = Object.freeze({
+  cpu: '4',
+  memory: '8Gi',
+  pods: '110',
+  'ephemeral-storage': '100Gi',
+});
+
+export interface NodeSimulatorOptions {
+  client: Client;
+  /** A shared factory to take the nodes and pods informers from; one is made otherwise. */
+  informers?: SharedInformerFactory;
+  clock?: Clock;
+  logger?: Logger;
+  /** Number of nodes (default 3). */
+  count?: number;
+  /** Node names are `<prefix><i>` (default `kcm-node-`). */
+  namePrefix?: string;
+  capacity?: Record<string, string>;
+  /** Extra node labels (override the defaults). */
+  labels?: Record<string, string>;
+  taints?: Taint[];
+  /** Node i gets `topology.kubernetes.io/zone: zones[i % zones.length]` (default: no zone label). */
+  zones?: string[];
+  /** Stopping a deleted pod takes its grace period on the clock (default false: at once). */
+  gracefulShutdown?: boolean;
+  /** Time between a pod's admission and its sandbox being ready (default 0). */
+  podStartDelayMs?: number;
+  kubeletVersion?: string;
+  /** `kubernetes.io/arch` and nodeInfo.architecture (default amd64). */
+  architecture?: string;
+  /** Where pod events go (default: an event broadcaster on `client`, component kubelet, host = node). */
+  recorderFor?: (nodeName: string) => EventRecorder;
+}
+
+export interface NodeSimulator {
+  readonly nodeNames: readonly string[];
+  /** Registers the nodes and runs until the signal aborts; resolves once everything started has stopped. */
+  run(signal: AbortSignal): Promise<void>;
+  /** Resolves when no pod sync or status write is in flight (tests). */
+  whenIdle(): Promise<void>;
+}
+
+interface SimNode {
+  agent: NodeAgent;
+  index: number;
+  ips: IpAllocator;
+  recorder: EventRecorder;
+}
+
+interface PodEntry {
+  uid: string;
+  node: string;
+  runtime: PodRuntime;
+  podIP: string;
+  timer?: Timer;
+  /** Deletion under way (graceful stop scheduled or done). */
+  stopping: boolean;
+  /** With gracefulShutdown: when the grace period ends. */
+  stopAt?: number;
+}
+
+/** JSON with sorted object keys, to compare statuses regardless of key order. */
+function stable(v: unknown): string {
+  return JSON.stringify(v, (_k, val: unknown) => {
+    if (val && typeof val === 'object' && !Array.isArray(val)) {
+      const o = val as Record<string, unknown>;
+      return Object.fromEntries(Object.keys(o).sort().map((k) => [k, o[k]]));
+    }
+    return val;
+  });
+}
+
+function podKey(pod: Pod): string {
+  return `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
+}
+
+class Simulator implements NodeSimulator {
+  readonly nodeNames: string[];
+  private readonly clock: Clock;
+  private readonly log: Logger;
+  private readonly api: TypedClient;
+  private readonly nodes = new Map<string, SimNode>();
+  private readonly pods = new Map<string, PodEntry>();
+  private readonly backoff: RestartBackoff;
+  /** Pods (key -> uid) this simulator has asked to delete; not asked again while they linger (finalizers). */
+  private readonly deleted = new Map<string, string>();
+  private broadcaster: EventBroadcaster | undefined;
+  private ownFactory: SharedInformerFactory | undefined;
+  private nodeInformer!: SharedIndexInformer<Kube<Node>>;
+  private podInformer!: SharedIndexInformer<Kube<Pod>>;
+  // Per-key serial syncs: a key is synced by at most one task at a time;
+  // a request during a sync runs it again afterwards.
+  private readonly inflight = new Map<string, Promise<void>>();
+  private readonly again = new Set<string>();
+  private stopped = false;
+
+  constructor(private readonly opts: NodeSimulatorOptions) {
+    this.clock = opts.clock ?? realClock;
+    this.log = opts.logger ?? newLogger('nodes');
+    this.api = typed(opts.client);
+    this.backoff = newRestartBackoff({ clock: this.clock });
+    const count = opts.count ?? 3;
+    const prefix = opts.namePrefix ?? 'kcm-node-';
+    this.nodeNames = Array.from({ length: count }, (_, i) => `${prefix}${i}`);
+    const arch = opts.architecture ?? 'amd64';
+    if (!opts.recorderFor) this.broadcaster = newEventBroadcaster({ client: opts.client, clock: this.clock, logger: this.log.child({}, 'events') });
+    this.nodeNames.forEach((name, i) => {
+      const labels: Record<string, string> = {};
+      if (opts.zones && opts.zones.length > 0) labels['topology.kubernetes.io/zone'] = opts.zones[i % opts.zones.length]!;
+      Object.assign(labels, opts.labels ?? {});
+      const template: NodeTemplate = {
+        capacity: { ...(opts.capacity ?? DEFAULT_CAPACITY) },
+        labels,
+        taints: opts.taints ?? [],
+        kubeletVersion: opts.kubeletVersion ?? DEFAULT_KUBELET_VERSION,
+        architecture: arch,
+      };
+      const identity = { name, index: i, internalIP: nodeInternalIP(i), defaultPodCIDR: defaultPodCIDR(i) };
+      const agent = new NodeAgent({
+        client: opts.client,
+        clock: this.clock,
+        logger: this.log,
+        identity,
+        template,
+        cached: () => this.nodeInformer?.getStore().getByKey(name) as Node | undefined,
+      });
+      const recorder = opts.recorderFor
+        ? opts.recorderFor(name)
+        : this.broadcaster!.newRecorder({ component: 'kubelet', host: name });
+      this.nodes.set(name, { agent, index: i, ips: newIpAllocator(identity.defaultPodCIDR), recorder });
+    });
+  }
+
+  async run(signal: AbortSignal): Promise<void> {
+    const factory = this.opts.informers ?? (this.ownFactory = newSharedInformerFactory(this.opts.client, { clock: this.clock, logger: this.log.child({}, 'informers') }));
+    this.nodeInformer = factory.nodes();
+    this.podInformer = factory.pods();
+    const nodeReg = this.nodeInformer.addEventHandler({
+      onAdd: (n) => this.onNode(n as Node),
+      onUpdate: (_o, n) => this.onNode(n as Node),
+      onDelete: (n) => this.onNodeDeleted(n instanceof DeletedFinalStateUnknown ? (n.obj as Node) : (n as Node), signal),
+    });
+    const podReg = this.podInformer.addEventHandler({
+      onAdd: (p) => this.enqueue(podKey(p as Pod)),
+      onUpdate: (_o, p) => this.enqueue(podKey(p as Pod)),
+      onDelete: (p) => this.enqueue(podKey(p instanceof DeletedFinalStateUnknown ? (p.obj as Pod) : (p as Pod))),
+    });
+
+    const loops: Promise<void>[] = [];
+    for (const sn of this.nodes.values()) loops.push(this.nodeLoop(sn, signal));
+    factory.start(signal);
+
+    await new Promise<void>((resolve) => {
+      if (signal.aborted) resolve();
+      else signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    this.stopped = true;
+    for (const e of this.pods.values()) e.timer?.stop();
+    await Promise.all(loops);
+    await this.whenIdle();
+    this.nodeInformer.removeEventHandler(nodeReg);
+    this.podInformer.removeEventHandler(podReg);
+    if (this.ownFactory) await this.ownFactory.shutdown();
+    if (this.broadcaster) await this.broadcaster.shutdown();
+  }
+
+  async whenIdle(): Promise<void> {
+    while (this.inflight.size > 0) await Promise.all([...this.inflight.values()]);
+  }
+
+  // --- nodes ---
+
+  /** Registers the node, then heartbeats every 10 s until the signal aborts; errors are logged and retried. */
+  private async nodeLoop(sn: SimNode, signal: AbortSignal): Promise<void> {
+    let registered = false;
+    while (!signal.aborted) {
+      try {
+        if (!registered) {
+          await sn.agent.register();
+          registered = true;
+          this.enqueueNodePods(sn.agent.name);
+        } else await sn.agent.heartbeat();
+      } catch (err) {
+        this.log.error(err, { node: sn.agent.name }, registered ? 'heartbeat failed' : 'node registration failed');
+      }
+      try {
+        await this.clock.sleep(NODE_STATUS_UPDATE_INTERVAL_MS, signal);
+      } catch {
+        break;
+      }
+    }
+  }
+
+  private onNode(node: Node): void {
+    const sn = this.nodes.get(node.metadata?.name ?? '');
+    if (!sn) return;
+    const change = sn.agent.observe(node);
+    if (change === 'resumed') {
+      void sn.agent.heartbeat().catch((err: unknown) => this.log.error(err, { node: sn.agent.name }, 'heartbeat after resume failed'));
+    }
+    // The node appearing, a new podCIDR, or a resume: pods there may need a sync.
+    this.enqueueNodePods(sn.agent.name);
+  }
+
+  private onNodeDeleted(node: Node, signal: AbortSignal): void {
+    const sn = this.nodes.get(node.metadata?.name ?? '');
+    if (!sn || signal.aborted || this.stopped) return;
+    this.log.info({ node: sn.agent.name }, 'node object deleted while running: registering it again');
+    void sn.agent.register().catch((err: unknown) => this.log.error(err, { node: sn.agent.name }, 're-registration failed; retrying on the next heartbeat'));
+  }
+
+  private enqueueNodePods(nodeName: string): void {
+    if (!this.podInformer) return;
+    for (const p of this.podInformer.getStore().list() as Pod[]) if (p.spec?.nodeName === nodeName) this.enqueue(podKey(p));
+    for (const [key, e] of this.pods) if (e.node === nodeName) this.enqueue(key);
+  }
+
+  // --- pods ---
+
+  private enqueue(key: string): void {
+    if (this.stopped) return;
+    if (this.inflight.has(key)) {
+      this.again.add(key);
+      return;
+    }
+    const task = (async () => {
+      do {
+        this.again.delete(key);
+        try {
+          await this.syncPod(key);
+        } catch (err) {
+          this.log.error(err, { pod: key }, 'pod sync failed');
+          this.schedule(key, this.clock.now() + 1000);
+        }
+      } while (this.again.has(key) && !this.stopped);
+    })().finally(() => this.inflight.delete(key));
+    this.inflight.set(key, task);
+  }
+
+  private schedule(key: string, at: number): void {
+    const e = this.pods.get(key);
+    if (this.stopped) return;
+    if (e) {
+      e.timer?.stop();
+      e.timer = this.clock.setTimer(() => this.enqueue(key), at - this.clock.now());
+    } else {
+      this.clock.setTimer(() => this.enqueue(key), at - this.clock.now());
+    }
+  }
+
+  private forget(key: string): void {
+    const e = this.pods.get(key);
+    if (!e) return;
+    e.timer?.stop();
+    this.nodes.get(e.node)?.ips.release(key);
+    this.backoff.resetPrefix(`${e.uid}`);
+    this.pods.delete(key);
+  }
+
+  private async syncPod(key: string): Promise<void> {
+    const pod = this.podInformer.getStore().getByKey(key) as Pod | undefined;
+    const entry = this.pods.get(key);
+    if (!pod) {
+      this.forget(key);
+      this.deleted.delete(key);
+      return;
+    }
+    if (this.deleted.get(key) === pod.metadata?.uid) return;
+    this.deleted.delete(key);
+    if (entry && entry.uid !== pod.metadata?.uid) this.forget(key);
+    const nodeName = pod.spec?.nodeName ?? '';
+    const sn = this.nodes.get(nodeName);
+    if (!sn) return;
+    const node = this.nodeInformer.getStore().getByKey(nodeName) as Node | undefined;
+    if (!node) {
+      this.log.v(4).info({ pod: key, node: nodeName }, 'pod bound to a node that does not exist: not running it');
+      return;
+    }
+    if (sn.agent.paused) return;
+    let e = this.pods.get(key);
+    const now = this.clock.now();
+    const phase = pod.status?.phase;
+    if (!e && (phase === 'Succeeded' || phase === 'Failed')) {
+      // Finished before we met it (e.g. before a restart of the simulator).
+      if (pod.metadata?.deletionTimestamp) await this.deleteNow(pod);
+      return;
+    }
+    if (!e) {
+      if (pod.metadata?.deletionTimestamp) {
+        await this.deleteNow(pod);
+        return;
+      }
+      const ips = this.ipsFor(sn, node);
+      const podIP = pod.spec?.hostNetwork ? '' : (ips.allocate(key) ?? '');
+      if (!pod.spec?.hostNetwork && !podIP) this.log.warn({ pod: key, node: nodeName, cidr: ips.cidr }, 'pod CIDR exhausted: pod gets no IP');
+      const ref = this.podRef(pod);
+      const recorder = sn.recorder;
+      const runtime = new PodRuntime(pod, now, {
+        backoff: this.backoff,
+        startDelayMs: this.opts.podStartDelayMs ?? 0,
+        emit: (type, reason, message, fieldPath) => recorder.event(fieldPath ? { ...ref, fieldPath } : ref, type, reason, message),
+      });
+      e = { uid: pod.metadata?.uid ?? '', node: nodeName, runtime, podIP, stopping: false };
+      this.pods.set(key, e);
+      // With a start delay, the status manager's first write: Pending, before the sandbox exists.
+      if ((this.opts.podStartDelayMs ?? 0) > 0) await this.writeStatus(pod, e, now);
+    }
+    if (pod.metadata?.deletionTimestamp) {
+      await this.terminate(key, pod, e);
+      return;
+    }
+    let r = e.runtime.step(now);
+    let changed = r.changed;
+    for (let i = 0; i < 32 && r.nextAt !== undefined && r.nextAt <= now; i++) {
+      r = e.runtime.step(now);
+      changed ||= r.changed;
+    }
+    await this.writeStatus(pod, e, now, !changed);
+    if (e.runtime.terminal) {
+      e.timer?.stop();
+      sn.ips.release(key);
+    } else if (r.nextAt !== undefined) this.schedule(key, Math.max(r.nextAt, now));
+  }
+
+  /** The node's allocator, rebuilt when the node's spec.podCIDR differs from the current range. */
+  private ipsFor(sn: SimNode, node: Node): IpAllocator {
+    const cidr = node.spec?.podCIDR;
+    if (cidr && cidr !== sn.ips.cidr && sn.ips.size() === 0) {
+      try {
+        sn.ips = newIpAllocator(cidr);
+      } catch (err) {
+        this.log.error(err, { node: sn.agent.name, cidr }, 'unusable podCIDR: keeping the built-in range');
+      }
+    }
+    return sn.ips;
+  }
+
+  private podRef(pod: Pod): ObjectReference {
+    return { apiVersion: 'v1', kind: 'Pod', namespace: pod.metadata?.namespace, name: pod.metadata?.name, uid: pod.metadata?.uid };
+  }
+
+  /** Writes the status unless the server already has it (`onlyIfDiffers` skips the comparison's cost otherwise). */
+  private async writeStatus(pod: Pod, e: PodEntry, now: number, onlyIfDiffers = true): Promise<void> {
+    const sn = this.nodes.get(e.node)!;
+    const status = buildPodStatus(e.runtime, pod, { hostIP: sn.agent.internalIP, podIP: e.podIP }, now);
+    if (onlyIfDiffers) {
+      const current = pod.status as Record<string, unknown> | undefined;
+      const same = current !== undefined && Object.entries(status).every(([k, v]) => stable(current[k]) === stable(v));
+      if (same) return;
+    }
+    const name = pod.metadata?.name ?? '';
+    try {
+      await this.api.pods(pod.metadata?.namespace).patch(name, 'merge', { metadata: { uid: pod.metadata?.uid }, status }, { subresource: 'status' });
+    } catch (err) {
+      if (isNotFound(err)) {
+        this.log.v(4).info({ pod: podKey(pod) }, 'pod gone before its status was written');
+        return;
+      }
+      throw err;
+    }
+  }
+
+  /** Stops the pod's containers (at once, or after the grace period) and deletes it with grace 0. */
+  private async terminate(key: string, pod: Pod, e: PodEntry): Promise<void> {
+    const now = this.clock.now();
+    if (!e.stopping) {
+      e.stopping = true;
+      e.runtime.terminating = true;
+      e.timer?.stop();
+      if (this.opts.gracefulShutdown) {
+        const grace = pod.metadata?.deletionGracePeriodSeconds ?? pod.spec?.terminationGracePeriodSeconds ?? 30;
+        if (grace > 0) {
+          e.timer = this.clock.setTimer(() => this.enqueue(key), grace * 1000);
+          e.stopAt = now + grace * 1000;
+          return;
+        }
+      }
+    }
+    if (e.stopAt !== undefined && now < e.stopAt) return;
+    if (!e.runtime.terminal) {
+      e.runtime.stop(now);
+      e.runtime.finishTermination();
+      await this.writeStatus(pod, e, now);
+    }
+    await this.deleteNow(pod);
+    this.forget(key);
+  }
+
+  private async deleteNow(pod: Pod): Promise<void> {
+    this.deleted.set(podKey(pod), pod.metadata?.uid ?? '');
+    try {
+      await this.api.pods(pod.metadata?.namespace).delete(pod.metadata?.name ?? '', {
+        gracePeriodSeconds: 0,
+        preconditions: { uid: pod.metadata?.uid },
+      });
+      this.log.v(2).info({ pod: podKey(pod) }, 'deleted pod');
+    } catch (err) {
+      if (isNotFound(err) || isConflict(err)) {
+        this.log.v(4).info({ pod: podKey(pod), err: String(err) }, 'pod already gone or replaced');
+        return;
+      }
+      throw err;
+    }
+  }
+}
+
+/** Simulated nodes over `client`; see the module comment. */
+export function newNodeSimulator(opts: NodeSimulatorOptions): NodeSimulator {
+  return new Simulator(opts);
+}
