@@ -1,0 +1,17 @@
+export {
+  CONTROLLER_REVISION_HASH_LABEL,
+  controllerRevisionName,
+  hashControllerRevision,
+  newControllerRevision,
+  equalRevision,
+  findEqualRevisions,
+  sortControllerRevisions,
+  nextRevision,
+  newHistory,
+  templatePatch,
+  templateFromRevision,
+  revisionsToPrune,
+  type Revision,
+  type History,
+  type CollisionCount,
+} from './controller-history.js';
