@@ -27,6 +27,12 @@ export function registerCommand(name: string, load: () => Promise<Command>): voi
   commands[name] = load;
 }
 
+registerCommand('apiserver', () => import('./apiserver.js').then((m) => m.run));
+registerCommand('controller-manager', () => import('./controller-manager.js').then((m) => m.run));
+registerCommand('up', () => import('./up.js').then((m) => m.run));
+registerCommand('nodes', () => import('./nodes.js').then((m) => m.run));
+registerCommand('scheduler', () => import('./scheduler.js').then((m) => m.run));
+
 export async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
   if (cmd === undefined || cmd === '--help' || cmd === '-h' || cmd === 'help') {

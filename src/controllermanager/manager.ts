@@ -1,0 +1,345 @@
+/**
+ * The controller manager's life, as kube-controller-manager's Run:
+ *
+ *   wait (bounded) for the API server's /healthz -> serve /healthz, /metrics
+ *   -> leader election (optional) -> when leading: discovery, build every
+ *   enabled controller whose resources are served, start the shared
+ *   informers once, wait for their caches, run each controller.
+ *
+ * `run(signal)` resolves with the process exit code: 0 after `signal` aborted
+ * (controllers stopped, in-flight syncs given `shutdownTimeoutMs`, lease
+ * released), 1 when leadership was lost ("leaderelection lost", as upstream)
+ * or start-up failed.
+ */
+import { setMaxListeners } from 'node:events';
+import type { Registry } from 'prom-client';
+import { register as defaultRegistry } from 'prom-client';
+import { newKubeClient, type KubeClient } from '../client/client.js';
+import type { RestConfig } from '../client/rest-config.js';
+import { loadController } from '../controllers/registry.js';
+import type { ControllerContext, ControllerDescriptor, ControllerOptions } from '../controllers/types.js';
+import type { Controller } from '../controller/types.js';
+import { newSharedInformerFactory, type SharedInformerFactory } from '../tools/cache/factory.js';
+import { defaultIdentity, newLeaderElector, type LeaderElector } from '../tools/leaderelection/index.js';
+import { newEventBroadcaster } from '../tools/record/index.js';
+import { realClock, type Clock } from '../util/clock/clock.js';
+import { newLogger, type Logger } from '../util/log/logger.js';
+import { getDefaultWorkqueueMetricsProvider, newPrometheusWorkqueueMetrics, noopWorkqueueMetricsProvider, setDefaultWorkqueueMetricsProvider } from '../util/workqueue/metrics.js';
+import { newHealthChecks, startServing, type ControllerManagerServer, type HealthChecks } from './serving.js';
+
+export interface LeaderElectionConfig {
+  enabled: boolean;
+  leaseDurationMs: number;
+  renewDeadlineMs: number;
+  retryPeriodMs: number;
+  namespace: string;
+  name: string;
+  /** Default `<hostname>_<uuid>`. */
+  identity?: string;
+}
+
+export interface ControllerManagerConfig {
+  restConfig: RestConfig;
+  /** Canonical names of the enabled controllers (resolveEnabledControllers). */
+  controllers: readonly string[];
+  options: ControllerOptions;
+  leaderElection: LeaderElectionConfig;
+  /** undefined: do not serve (`--secure-port 0`). */
+  serving?: { bindAddress: string; port: number; certFile?: string; keyFile?: string };
+  /** The effective configuration for /configz. */
+  configz?: () => unknown;
+  /** How long to wait for the API server's /healthz (default 10 s). */
+  apiServerWaitMs?: number;
+  /** Bound on waiting for controllers to stop after the signal (default 10 s). */
+  shutdownTimeoutMs?: number;
+  /** Pause between starting two controllers (`--controller-start-interval`). */
+  controllerStartIntervalMs?: number;
+  clock?: Clock;
+  logger?: Logger;
+  /** Default: prom-client's global registry (what /metrics shows). */
+  registry?: Registry;
+  /** Progress reports (for `kcm up`'s live status). */
+  onProgress?(event: ProgressEvent): void;
+}
+
+export type ProgressEvent =
+  | { type: 'apiserver-healthy' }
+  | { type: 'serving'; url: string }
+  | { type: 'leading'; identity: string }
+  | { type: 'controllers-started'; started: string[]; skipped: string[] }
+  | { type: 'caches-synced'; ms: number };
+
+export interface ControllerManager {
+  /** Runs until `signal` aborts or leadership is lost; resolves with the exit code. */
+  run(signal: AbortSignal): Promise<number>;
+  /** The serving URL once serving (undefined when disabled or not yet). */
+  servingUrl(): string | undefined;
+  /** True while this instance leads (always true without leader election once running). */
+  isLeader(): boolean;
+}
+
+class StartupError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'StartupError';
+  }
+}
+
+const notImplementedLogged = new Set<string>();
+
+/** Waits until GET /healthz answers "ok" or `timeoutMs` passes (kube-controller-manager's WaitForAPIServer). */
+export async function waitForApiServer(client: KubeClient, clock: Clock, timeoutMs: number, signal: AbortSignal, log: Logger): Promise<void> {
+  const start = clock.now();
+  let last: unknown;
+  for (;;) {
+    try {
+      const body = await client.request<string>('GET', '/healthz', { responseType: 'text', accept: 'text/plain', timeoutMs: 2000, signal });
+      if (body.trim() === 'ok') return;
+      last = new Error(`/healthz said ${JSON.stringify(body).slice(0, 200)}`);
+    } catch (err) {
+      last = err;
+    }
+    if (signal.aborted) throw new StartupError('aborted while waiting for the API server');
+    if (clock.since(start) >= timeoutMs) {
+      throw new StartupError(`failed to wait for apiserver being healthy: timed out after ${timeoutMs} ms`, { cause: last });
+    }
+    log.v(2).info({ error: last instanceof Error ? last.message : String(last) }, 'waiting for the API server to be healthy');
+    await clock.sleep(100, signal).catch(() => undefined);
+  }
+}
+
+function servedSet(lists: { groupVersion: string; resources: { name: string }[] }[]): Set<string> {
+  const out = new Set<string>();
+  for (const l of lists) for (const r of l.resources) out.add(`${l.groupVersion}/${r.name}`);
+  return out;
+}
+
+function gvKey(g: { group: string; version: string; resource: string }): string {
+  return `${g.group ? `${g.group}/` : ''}${g.version}/${g.resource}`;
+}
+
+class Manager implements ControllerManager {
+  private readonly clock: Clock;
+  private readonly log: Logger;
+  private readonly registry: Registry;
+  private readonly checks: HealthChecks = newHealthChecks();
+  private server: ControllerManagerServer | undefined;
+  private elector: LeaderElector | undefined;
+  private leading = false;
+
+  constructor(private readonly cfg: ControllerManagerConfig) {
+    this.clock = cfg.clock ?? realClock;
+    this.log = cfg.logger ?? newLogger('controller-manager');
+    this.registry = cfg.registry ?? defaultRegistry;
+  }
+
+  servingUrl(): string | undefined {
+    return this.server?.url;
+  }
+
+  isLeader(): boolean {
+    return this.leading;
+  }
+
+  async run(signal: AbortSignal): Promise<number> {
+    // Every queue a controller creates reports workqueue_* metrics.
+    if (getDefaultWorkqueueMetricsProvider() === noopWorkqueueMetricsProvider) setDefaultWorkqueueMetricsProvider(newPrometheusWorkqueueMetrics(this.registry));
+    const client = newKubeClient(this.cfg.restConfig, { clock: this.clock, metricsRegistry: this.registry, logger: this.log.child({}, 'client') });
+    try {
+      await waitForApiServer(client, this.clock, this.cfg.apiServerWaitMs ?? 10_000, signal, this.log);
+      if (signal.aborted) return 0;
+      this.cfg.onProgress?.({ type: 'apiserver-healthy' });
+      if (this.cfg.serving) {
+        this.server = await startServing({
+          ...this.cfg.serving,
+          checks: this.checks,
+          registry: this.registry,
+          configz: this.cfg.configz ?? (() => ({})),
+          logger: this.log,
+        });
+        this.cfg.onProgress?.({ type: 'serving', url: this.server.url });
+      }
+      if (!this.cfg.leaderElection.enabled) {
+        this.leading = true;
+        await this.runControllers(client, signal);
+        return 0;
+      }
+      return await this.runWithLeaderElection(client, signal);
+    } catch (err) {
+      if (err instanceof StartupError && signal.aborted) return 0;
+      this.log.error(err, 'controller manager failed');
+      return 1;
+    } finally {
+      this.leading = false;
+      await this.server?.close().catch((err: unknown) => this.log.error(err, 'closing the server'));
+      await client.close().catch((err: unknown) => this.log.error(err, 'closing the client'));
+    }
+  }
+
+  private async runWithLeaderElection(client: KubeClient, signal: AbortSignal): Promise<number> {
+    const le = this.cfg.leaderElection;
+    const identity = le.identity ?? defaultIdentity();
+    let lost = false;
+    let failure: unknown;
+    this.elector = newLeaderElector({
+      client,
+      lock: { namespace: le.namespace, name: le.name, identity },
+      leaseDurationMs: le.leaseDurationMs,
+      renewDeadlineMs: le.renewDeadlineMs,
+      retryPeriodMs: le.retryPeriodMs,
+      clock: this.clock,
+      name: le.name,
+      registry: this.registry,
+      logger: this.log.child({}, 'leaderelection'),
+      releaseOnCancel: true,
+      callbacks: {
+        onStartedLeading: async (leadSignal) => {
+          this.leading = true;
+          this.log.info({ identity, lease: `${le.namespace}/${le.name}` }, 'successfully acquired lease');
+          this.cfg.onProgress?.({ type: 'leading', identity });
+          try {
+            await this.runControllers(client, leadSignal);
+          } catch (err) {
+            failure = err;
+          } finally {
+            this.leading = false;
+          }
+          if (!signal.aborted) lost = true;
+        },
+        onStoppedLeading: () => {
+          this.leading = false;
+        },
+        onNewLeader: (id) => {
+          if (id && id !== identity) this.log.info({ leader: id }, 'new leader elected');
+        },
+      },
+    });
+    const elector = this.elector;
+    this.checks.add({ name: 'leaderElection', check: () => elector.check(20_000) });
+    // A failed controller start-up ends leadership too.
+    const runAbort = new AbortController();
+    setMaxListeners(0, runAbort.signal);
+    const onAbort = () => runAbort.abort(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      await elector.run(runAbort.signal);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+    if (failure) throw failure;
+    if (lost) {
+      this.log.error('leaderelection lost');
+      return 1;
+    }
+    return 0;
+  }
+
+  /** Builds and runs the enabled controllers until `signal` aborts; resolves once they stopped (bounded). */
+  private async runControllers(client: KubeClient, signal: AbortSignal): Promise<void> {
+    const opts = this.cfg.options;
+    // Every informer and controller listens on this signal.
+    setMaxListeners(0, signal);
+    const resync = opts.minResyncPeriodMs * (1 + Math.random());
+    const informers: SharedInformerFactory = newSharedInformerFactory(client, { defaultResyncMs: resync, clock: this.clock, logger: this.log.child({}, 'informers') });
+    const broadcaster = newEventBroadcaster({ client, clock: this.clock, logger: this.log.child({}, 'events') });
+
+    let served: Set<string>;
+    try {
+      const preferred = await client.discovery.serverPreferredResources();
+      if (preferred.error) this.log.warn({ error: preferred.error.message }, 'some API groups could not be discovered');
+      const all = await client.discovery.serverGroupsAndResources();
+      served = servedSet([...preferred.resources, ...all.resources]);
+    } catch (err) {
+      throw new StartupError('failed to discover the served resources', { cause: err });
+    }
+
+    const ctx: ControllerContext = {
+      client,
+      discovery: client.discovery,
+      informers,
+      clock: this.clock,
+      options: opts,
+      recorder: (component) => broadcaster.newRecorder({ component }),
+      logger: (name) => newLogger(name),
+    };
+
+    const built: { descriptor: ControllerDescriptor; controller: Controller }[] = [];
+    const skipped: string[] = [];
+    for (const name of this.cfg.controllers) {
+      if (signal.aborted) break;
+      const loaded = await loadController(name).catch((err: unknown) => {
+        this.log.error(err, { controller: name }, 'cannot load controller, skipping');
+        return undefined;
+      });
+      if (!loaded) {
+        skipped.push(name);
+        continue;
+      }
+      if (loaded.kind === 'not-implemented') {
+        if (!notImplementedLogged.has(name)) {
+          notImplementedLogged.add(name);
+          this.log.info({ controller: name, reason: loaded.reason }, 'controller not implemented in kcm, skipping');
+        }
+        skipped.push(name);
+        continue;
+      }
+      const d = loaded.descriptor;
+      const missing = d.requiredResources.filter((r) => !served.has(gvKey(r)));
+      if (missing.length > 0) {
+        this.log.info({ controller: name, missing: missing.map(gvKey).join(',') }, 'skipping controller: the server does not serve its resources');
+        skipped.push(name);
+        continue;
+      }
+      try {
+        const controller = await d.create(ctx);
+        built.push({ descriptor: d, controller });
+        this.checks.add({ name: d.name, check: () => (controller.healthy() ? undefined : new Error(`${d.name} is not healthy`)) });
+        this.log.v(1).info({ controller: name }, 'built controller');
+      } catch (err) {
+        this.log.error(err, { controller: name }, 'error starting controller, skipping');
+        skipped.push(name);
+      }
+      if (this.cfg.controllerStartIntervalMs) await this.clock.sleep(this.cfg.controllerStartIntervalMs * (1 + Math.random()), signal).catch(() => undefined);
+    }
+
+    const started = this.clock.now();
+    informers.start(signal);
+    const runs: Promise<void>[] = [];
+    if (!signal.aborted) {
+      const synced = await informers.waitForCacheSync(signal);
+      const unsynced = [...synced].filter(([, ok]) => !ok).map(([k]) => k);
+      if (unsynced.length > 0 && !signal.aborted) this.log.warn({ informers: unsynced.join(',') }, 'some caches did not sync');
+      if (!signal.aborted) {
+        this.cfg.onProgress?.({ type: 'caches-synced', ms: this.clock.since(started) });
+        for (const { descriptor, controller } of built) {
+          const workers = opts.concurrency[descriptor.name] ?? descriptor.defaultWorkers;
+          this.log.info({ controller: descriptor.name, workers }, 'Started controller');
+          runs.push(
+            controller.run(workers, signal).catch((err: unknown) => {
+              this.log.error(err, { controller: descriptor.name }, 'controller stopped with an error');
+            }),
+          );
+        }
+        this.cfg.onProgress?.({ type: 'controllers-started', started: built.map((b) => b.descriptor.name), skipped });
+      }
+    }
+
+    await new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
+    this.log.info('stopping controllers');
+    const timeoutMs = this.cfg.shutdownTimeoutMs ?? 10_000;
+    let timer: { stop(): boolean } | undefined;
+    const timedOut = await Promise.race([
+      Promise.all(runs).then(() => false),
+      new Promise<boolean>((resolve) => (timer = this.clock.setTimer(() => resolve(true), timeoutMs))),
+    ]);
+    timer?.stop();
+    if (timedOut) this.log.warn({ timeoutMs }, 'controllers did not stop in time; continuing shutdown');
+    await Promise.race([Promise.all([informers.shutdown(), broadcaster.shutdown()]), this.clock.sleep(Math.min(timeoutMs, 2000))]).catch((err: unknown) =>
+      this.log.error(err, 'stopping informers and the event broadcaster'),
+    );
+  }
+}
+
+export function newControllerManager(cfg: ControllerManagerConfig): ControllerManager {
+  return new Manager(cfg);
+}

@@ -1,0 +1,129 @@
+/**
+ * The controller side of `kcm up`: the controller manager, the scheduler and
+ * the simulated nodes, each with its own client (as separate components
+ * would be), against the API server the main process runs.
+ *
+ * Runs in a child process or a worker thread (see supervisor.ts); the
+ * configuration arrives as plain JSON and progress leaves as messages.
+ */
+import { setMaxListeners } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { newKubeClient, type KubeClient } from '../client/client.js';
+import { loadKubeconfig } from '../client/kubeconfig.js';
+import type { RestConfig } from '../client/rest-config.js';
+import { newControllerManager, type ProgressEvent } from '../controllermanager/manager.js';
+import { buildControllerOptions, effectiveConfiguration, type ControllerManagerFlagValues } from '../controllermanager/options.js';
+import { formatDuration } from '../cmd/flags.js';
+import { newNodeSimulator } from '../nodes/index.js';
+import { newScheduler } from '../scheduler/index.js';
+import { newSharedInformerFactory } from '../tools/cache/factory.js';
+import { newEventBroadcaster } from '../tools/record/index.js';
+import { realClock } from '../util/clock/clock.js';
+import { newLogger, setLogFormat, setVerbosity } from '../util/log/logger.js';
+
+export interface ControllerSideConfig {
+  dataDir: string;
+  kubeconfigPath: string;
+  /** Effective controller-manager flag values (after --config and validation). */
+  cm: ControllerManagerFlagValues;
+  /** Canonical names of the enabled controllers. */
+  controllers: string[];
+  /** Controller-manager serving port (0: not served). */
+  cmSecurePort: number;
+  cmBindAddress: string;
+  nodes: number;
+  scheduler: boolean;
+  verbosity: number;
+  loggingFormat: 'text' | 'json';
+}
+
+/** Messages from the controller side to the supervisor. */
+export type ControllerSideMessage =
+  | { type: 'cm'; event: ProgressEvent }
+  | { type: 'scheduler-started' }
+  | { type: 'nodes-started'; names: string[] }
+  | { type: 'stopped'; code: number };
+
+function readOptional(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/** Runs until `signal` aborts; resolves with the exit code (non-zero when the controller manager failed). */
+export async function runControllerSide(cfg: ControllerSideConfig, signal: AbortSignal, send: (m: ControllerSideMessage) => void): Promise<number> {
+  setVerbosity(cfg.verbosity);
+  setLogFormat(cfg.loggingFormat);
+  const log = newLogger('kcm-up');
+  const base = await loadKubeconfig({ kubeconfig: cfg.kubeconfigPath });
+  const pki = join(cfg.dataDir, 'pki');
+  const rootCA = cfg.cm['root-ca-file'] ? readFileSync(cfg.cm['root-ca-file'], 'utf8') : readOptional(join(pki, 'ca.crt'));
+  const saKeyFile = cfg.cm['service-account-private-key-file'] || join(pki, 'sa.key');
+  const saKey = readOptional(saKeyFile);
+  const cmRest: RestConfig = { ...base, qps: cfg.cm['kube-api-qps'], burst: cfg.cm['kube-api-burst'], userAgent: 'kcm-controller-manager/v0.1.0' };
+
+  const cm = newControllerManager({
+    restConfig: cmRest,
+    controllers: cfg.controllers,
+    options: buildControllerOptions(cfg.cm, { ...(rootCA ? { rootCA } : {}), ...(saKey ? { serviceAccountPrivateKey: saKey } : {}) }),
+    leaderElection: {
+      enabled: cfg.cm['leader-elect'],
+      leaseDurationMs: cfg.cm['leader-elect-lease-duration'],
+      renewDeadlineMs: cfg.cm['leader-elect-renew-deadline'],
+      retryPeriodMs: cfg.cm['leader-elect-retry-period'],
+      namespace: cfg.cm['leader-elect-resource-namespace'],
+      name: cfg.cm['leader-elect-resource-name'],
+    },
+    ...(cfg.cmSecurePort !== 0 ? { serving: { bindAddress: cfg.cmBindAddress, port: cfg.cmSecurePort } } : {}),
+    configz: () => effectiveConfiguration(cfg.cm, formatDuration),
+    apiServerWaitMs: cfg.cm['apiserver-wait-timeout'],
+    shutdownTimeoutMs: cfg.cm['shutdown-timeout'],
+    logger: newLogger('controller-manager'),
+    onProgress: (event) => send({ type: 'cm', event }),
+  });
+
+  const clients: KubeClient[] = [];
+  const parts: Promise<unknown>[] = [];
+  const stopAll = new AbortController();
+  setMaxListeners(0, stopAll.signal);
+  const onAbort = () => stopAll.abort();
+  signal.addEventListener('abort', onAbort, { once: true });
+
+  if (cfg.scheduler) {
+    const client = newKubeClient({ ...base, qps: 50, burst: 100, userAgent: 'kcm-scheduler/v0.1.0' }, { logger: newLogger('scheduler') });
+    clients.push(client);
+    const broadcaster = newEventBroadcaster({ client, clock: realClock, logger: newLogger('scheduler') });
+    const scheduler = newScheduler({
+      client,
+      informers: newSharedInformerFactory(client, { clock: realClock }),
+      recorder: broadcaster.newRecorder({ component: 'default-scheduler' }),
+      clock: realClock,
+      logger: newLogger('scheduler'),
+    });
+    send({ type: 'scheduler-started' });
+    parts.push(
+      scheduler
+        .run(stopAll.signal)
+        .catch((err: unknown) => log.error(err, 'scheduler stopped with an error'))
+        .finally(() => broadcaster.shutdown()),
+    );
+  }
+  if (cfg.nodes > 0) {
+    const client = newKubeClient({ ...base, qps: 0, burst: 0, userAgent: 'kcm-nodes/v0.1.0' }, { logger: newLogger('nodes') });
+    clients.push(client);
+    const sim = newNodeSimulator({ client, count: cfg.nodes, clock: realClock, logger: newLogger('nodes') });
+    send({ type: 'nodes-started', names: [...sim.nodeNames] });
+    parts.push(sim.run(stopAll.signal).catch((err: unknown) => log.error(err, 'simulated nodes stopped with an error')));
+  }
+
+  // The controller manager decides the exit code; when it ends on its own (lost lease, failed start), stop the rest too.
+  const code = await cm.run(stopAll.signal);
+  stopAll.abort();
+  signal.removeEventListener('abort', onAbort);
+  await Promise.race([Promise.all(parts), realClock.sleep(5000)]);
+  await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+  return code;
+}

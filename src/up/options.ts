@@ -1,0 +1,69 @@
+/**
+ * `kcm up`'s flags: its own, the API server's, and every controller-manager
+ * flag passed through (same names), except the ones that would clash:
+ * `--secure-port`/`--bind-address` are the API server's here, the controller
+ * manager's are `--controller-manager-secure-port`/`--controller-manager-bind-address`;
+ * `--kubeconfig`/`--master` do not apply (the embedded server's admin kubeconfig is used).
+ */
+import { FlagError, loggingFlags, parseFlags, type FlagSpec, type ParsedFlags } from '../cmd/flags.js';
+import { applyConfigFile, controllerManagerFlags, validateFlags, type ControllerManagerFlagValues, type ControllerManagerFlags } from '../controllermanager/options.js';
+import { resolveEnabledControllers } from '../controllers/registry.js';
+
+const { kubeconfig: _k, master: _m, 'secure-port': _p, 'bind-address': _b, v: _v, 'logging-format': _f, ...passThrough } = controllerManagerFlags;
+
+const ownFlags = {
+  'data-dir': { type: 'string', default: './.kcm', usage: 'Directory for the cluster state (database, certificates, service-account key, admin kubeconfig); reused on restart.', section: 'kcm up' },
+  storage: { type: 'string', default: 'sqlite', oneOf: ['sqlite', 'memory'], usage: 'Storage backend: "sqlite" (durable, in <data-dir>/db) or "memory" (lost on exit).', section: 'kcm up' },
+  nodes: { type: 'int', default: 3, usage: 'Number of simulated nodes (kcm-node-0 ...). 0 runs none.', section: 'kcm up' },
+  scheduler: { type: 'bool', default: true, usage: 'Run the default scheduler.', section: 'kcm up' },
+  isolation: {
+    type: 'string',
+    default: 'process',
+    oneOf: ['process', 'thread'],
+    usage: 'Where the controller side (controller manager, scheduler, nodes) runs beside the API server: "process" (a child process) or "thread" (a worker thread).',
+    section: 'kcm up',
+  },
+  'secure-port': { type: 'int', default: 6443, usage: "The API server's HTTPS port. 0 picks a free port.", section: 'API server' },
+  'bind-address': { type: 'string', default: '127.0.0.1', typeName: 'ip', usage: 'The IP address the API server listens on.', section: 'API server' },
+  'controller-manager-secure-port': { type: 'int', default: 10257, usage: "The controller manager's HTTPS port (/healthz, /metrics, /configz). 0 disables it.", section: 'Controller manager serving' },
+  'controller-manager-bind-address': { type: 'string', default: '127.0.0.1', typeName: 'ip', usage: "The IP address the controller manager's endpoints listen on.", section: 'Controller manager serving' },
+} as const satisfies FlagSpec;
+
+/** The whole `kcm up` flag set. Leader election is off by default here (one controller manager; a restart need not wait for the old lease). */
+export const upFlags = {
+  ...ownFlags,
+  ...passThrough,
+  'kube-api-qps': { ...controllerManagerFlags['kube-api-qps'], default: 200, usage: 'QPS of the controller manager towards the API server (higher than upstream\'s 20 in kcm up: one local server, start-up lists every resource).' },
+  'kube-api-burst': { ...controllerManagerFlags['kube-api-burst'], default: 400, usage: 'Burst of the controller manager towards the API server.' },
+  'leader-elect': { ...controllerManagerFlags['leader-elect'], default: false, usage: 'Run leader election for the controller manager (off in kcm up: there is one).' },
+  'service-cluster-ip-range': { ...controllerManagerFlags['service-cluster-ip-range'], default: '10.0.0.0/24', usage: 'CIDR range for Service cluster IPs (API server and controller manager).' },
+  ...loggingFlags,
+} as const satisfies FlagSpec;
+
+export type UpFlags = typeof upFlags;
+
+export interface UpOptions {
+  flags: ParsedFlags<UpFlags>;
+  /** Controller-manager flag values after --config and validation. */
+  cm: ControllerManagerFlagValues;
+  controllers: string[];
+}
+
+/** Parses `kcm up` flags; throws FlagError (or UnknownControllerError) with the one-line message. */
+export function parseUpFlags(args: readonly string[]): UpOptions {
+  const flags = parseFlags(upFlags, args);
+  if (flags.positional.length > 0) throw new FlagError(`unknown command "${flags.positional[0]}" for "kcm up"`);
+  if (flags.values.nodes < 0) throw new FlagError(`--nodes must not be negative, got ${flags.values.nodes}`);
+  const cmValues = {} as Record<string, unknown>;
+  for (const name of Object.keys(controllerManagerFlags)) {
+    cmValues[name] = name in upFlags ? (flags.values as Record<string, unknown>)[name] : (controllerManagerFlags as FlagSpec)[name]!.default;
+  }
+  cmValues['secure-port'] = flags.values['controller-manager-secure-port'];
+  cmValues['bind-address'] = flags.values['controller-manager-bind-address'];
+  const changed = new Set([...flags.changed].filter((n) => n in controllerManagerFlags)) as Set<keyof ControllerManagerFlags & string>;
+  const cmParsed: ParsedFlags<ControllerManagerFlags> = { values: cmValues as ControllerManagerFlagValues, changed, positional: [], help: false };
+  applyConfigFile(cmParsed);
+  validateFlags(cmParsed.values);
+  const controllers = resolveEnabledControllers(cmParsed.values.controllers);
+  return { flags, cm: cmParsed.values, controllers };
+}

@@ -1,0 +1,140 @@
+/**
+ * Runs `kcm up`'s controller side beside the API server, in a child process
+ * (default) or a worker thread, so the two use two cores. A crash (exit
+ * without being asked to stop) is reported and the side restarted after a
+ * backoff (1 s doubling to 30 s, reset after a minute of good running).
+ * stop() asks for a graceful stop and kills after `stopTimeoutMs`; it never
+ * hangs.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { Worker } from 'node:worker_threads';
+import { fileURLToPath } from 'node:url';
+import type { Logger } from '../util/log/logger.js';
+import type { ControllerSideConfig, ControllerSideMessage } from './controller-side.js';
+
+export type Isolation = 'process' | 'thread';
+
+export interface SupervisorOptions {
+  config: ControllerSideConfig;
+  isolation: Isolation;
+  logger: Logger;
+  onMessage(m: ControllerSideMessage): void;
+  /** Called when the side exited unexpectedly and will be restarted. */
+  onCrash?(info: { code: number | null; signal: string | null; restartInMs: number; restarts: number }): void;
+  stopTimeoutMs?: number;
+}
+
+export interface Supervisor {
+  /** How many times the side was restarted after a crash. */
+  restarts(): number;
+  /** Graceful stop; resolves once the side has exited. */
+  stop(): Promise<void>;
+}
+
+const entry = fileURLToPath(new URL('./controller-side-main.js', import.meta.url));
+
+interface Running {
+  exited: Promise<{ code: number | null; signal: string | null }>;
+  askStop(): void;
+  kill(): void;
+}
+
+function startProcess(config: ControllerSideConfig, onMessage: (m: ControllerSideMessage) => void): Running {
+  const child: ChildProcess = fork(entry, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: process.execArgv.filter((a) => !a.startsWith('--inspect')) });
+  child.on('message', (m) => onMessage(m as ControllerSideMessage));
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => {
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+    child.once('error', () => resolve({ code: null, signal: 'spawn-error' }));
+  });
+  child.send({ type: 'start', config });
+  return {
+    exited,
+    askStop: () => {
+      if (child.connected) child.send({ type: 'stop' });
+      else child.kill('SIGTERM');
+    },
+    kill: () => child.kill('SIGKILL'),
+  };
+}
+
+function startThread(config: ControllerSideConfig, onMessage: (m: ControllerSideMessage) => void): Running {
+  const worker = new Worker(entry, { workerData: config });
+  worker.on('message', (m) => onMessage(m as ControllerSideMessage));
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => {
+    worker.once('exit', (code) => resolve({ code, signal: null }));
+    worker.once('error', (err) => {
+      process.stderr.write(`kcm up: controller thread failed: ${err.stack ?? err.message}\n`);
+    });
+  });
+  return {
+    exited,
+    askStop: () => worker.postMessage({ type: 'stop' }),
+    kill: () => void worker.terminate(),
+  };
+}
+
+export function startSupervisor(opts: SupervisorOptions): Supervisor {
+  let stopping = false;
+  let restarts = 0;
+  let current: Running | undefined;
+  let restartTimer: NodeJS.Timeout | undefined;
+  let backoffMs = 1000;
+  let done!: () => void;
+  const finished = new Promise<void>((r) => (done = r));
+
+  const launch = (): void => {
+    const started = Date.now();
+    let stoppedCode: number | undefined;
+    const onMessage = (m: ControllerSideMessage) => {
+      if (m.type === 'stopped') stoppedCode = m.code;
+      opts.onMessage(m);
+    };
+    current = opts.isolation === 'thread' ? startThread(opts.config, onMessage) : startProcess(opts.config, onMessage);
+    void current.exited.then(({ code, signal }) => {
+      current = undefined;
+      if (stopping) {
+        done();
+        return;
+      }
+      if (Date.now() - started > 60_000) backoffMs = 1000;
+      const delay = backoffMs;
+      backoffMs = Math.min(backoffMs * 2, 30_000);
+      restarts++;
+      const why = new Error(signal ? `killed by ${signal}` : `exit code ${code ?? stoppedCode ?? 'unknown'}`);
+      opts.logger.error(why, { restarts }, `controller side (${opts.isolation}) exited unexpectedly; restarting in ${delay} ms`);
+      opts.onCrash?.({ code, signal, restartInMs: delay, restarts });
+      restartTimer = setTimeout(() => {
+        restartTimer = undefined;
+        if (!stopping) launch();
+        else done();
+      }, delay);
+    });
+  };
+  launch();
+
+  return {
+    restarts: () => restarts,
+    async stop() {
+      if (stopping) return finished;
+      stopping = true;
+      if (restartTimer) {
+        clearTimeout(restartTimer);
+        restartTimer = undefined;
+        done();
+        return finished;
+      }
+      const running = current;
+      if (!running) {
+        done();
+        return finished;
+      }
+      running.askStop();
+      const timer = setTimeout(() => {
+        opts.logger.warn({ timeoutMs: opts.stopTimeoutMs ?? 15_000 }, 'controller side did not stop in time; killing it');
+        running.kill();
+      }, opts.stopTimeoutMs ?? 15_000);
+      await finished;
+      clearTimeout(timer);
+    },
+  };
+}

@@ -1,0 +1,157 @@
+/**
+ * `kcm up`: the embedded API server in this process, the controller side
+ * (controller manager, scheduler, simulated nodes) in a child process or
+ * worker thread, all on loopback, state in `--data-dir`.
+ *
+ * Stdout: the kubeconfig path, a one-line kubectl hint and
+ * `kcm up listening on https://...` as soon as the API server serves (tools
+ * may wait for that line), then the status (status.ts) and
+ * `kcm up: ready in N ms` once caches are synced and the nodes are Ready.
+ * SIGTERM/SIGINT: stop the controller side, then the API server; exit 0.
+ */
+import { join } from 'node:path';
+import { startApiServer, type RunningApiServer } from '../apiserver/serve/index.js';
+import { newKubeClient, type KubeClient } from '../client/client.js';
+import { newRestConfig } from '../client/rest-config.js';
+import { newLogger, setLogFormat, setVerbosity, type Logger } from '../util/log/logger.js';
+import type { ControllerSideConfig, ControllerSideMessage } from './controller-side.js';
+import type { UpOptions } from './options.js';
+import { ensureServiceAccountKey } from './sa-key.js';
+import { newStatusView, isAllReady, type StatusView } from './status.js';
+import { startSupervisor, type Isolation, type Supervisor } from './supervisor.js';
+
+export interface UpRun {
+  /** Resolves when everything stopped; the exit code. */
+  done: Promise<number>;
+  stop(): void;
+}
+
+interface NodeLike {
+  status?: { conditions?: { type?: string; status?: string }[] };
+}
+
+function countReady(items: NodeLike[]): number {
+  return items.filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length;
+}
+
+/** Polls the node list until `wanted` nodes are Ready or `signal` aborts. */
+async function watchNodesReady(client: KubeClient, wanted: number, status: StatusView, signal: AbortSignal, log: Logger): Promise<void> {
+  let last = -1;
+  while (!signal.aborted) {
+    try {
+      const list = await client.request<{ items: NodeLike[] }>('GET', '/api/v1/nodes');
+      const ready = countReady(list.items ?? []);
+      if (ready !== last) {
+        last = ready;
+        status.update({ nodesReady: ready });
+      }
+      if (ready >= wanted) return;
+    } catch (err) {
+      log.v(2).info({ error: (err as Error).message }, 'cannot list nodes yet');
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export async function runUp(o: UpOptions, startedAt: number, signal: AbortSignal): Promise<number> {
+  const v = o.flags.values;
+  setVerbosity(v.v);
+  setLogFormat(v['logging-format'] === 'json' ? 'json' : 'text');
+  const log = newLogger('kcm-up');
+  const out = process.stdout;
+
+  let server: RunningApiServer;
+  try {
+    server = await startApiServer({
+      dataDir: v['data-dir'],
+      bindAddress: v['bind-address'],
+      securePort: v['secure-port'],
+      serviceClusterIPRange: v['service-cluster-ip-range'],
+      storage: v.storage === 'memory' ? 'memory' : 'sqlite',
+      logger: newLogger('apiserver'),
+    });
+  } catch (err) {
+    log.error(err, 'cannot start the API server');
+    return 1;
+  }
+  const dataDir = join(server.kubeconfigPath, '..');
+  const status = newStatusView(out, v.nodes);
+  out.write(
+    `Admin kubeconfig: ${server.kubeconfigPath}\n` +
+      `  export KUBECONFIG=${server.kubeconfigPath}; kubectl get nodes\n` +
+      `kcm up listening on ${server.url}\n`,
+  );
+  status.update({ apiServerReadyMs: Date.now() - startedAt });
+
+  const sa = ensureServiceAccountKey(join(dataDir, 'pki'));
+  if (sa.created) log.info({ path: sa.keyPath }, 'wrote the service-account signing key');
+
+  const config: ControllerSideConfig = {
+    dataDir,
+    kubeconfigPath: server.kubeconfigPath,
+    cm: o.cm,
+    controllers: o.controllers,
+    cmSecurePort: v['controller-manager-secure-port'],
+    cmBindAddress: v['controller-manager-bind-address'],
+    nodes: v.nodes,
+    scheduler: v.scheduler,
+    verbosity: v.v,
+    loggingFormat: v['logging-format'] === 'json' ? 'json' : 'text',
+  };
+
+  const watchAbort = new AbortController();
+  let readyAnnounced = false;
+  const checkReady = () => {
+    if (readyAnnounced || !isAllReady(status.current(), v.scheduler)) return;
+    readyAnnounced = true;
+    const ms = Date.now() - startedAt;
+    status.update({ readyMs: ms });
+    status.finish();
+    out.write(`kcm up: ready in ${ms} ms (${v.nodes} nodes, isolation ${v.isolation}). Try: kubectl apply -f examples/deployment.yaml\n`);
+  };
+  const onMessage = (m: ControllerSideMessage) => {
+    switch (m.type) {
+      case 'cm':
+        if (m.event.type === 'caches-synced') status.update({ cachesSyncedMs: Date.now() - startedAt });
+        else if (m.event.type === 'controllers-started') status.update({ controllers: { started: m.event.started.length, skipped: m.event.skipped.length } });
+        else if (m.event.type === 'serving') out.write(`kcm up: controller manager serving on ${m.event.url}\n`);
+        break;
+      case 'scheduler-started':
+        status.update({ schedulerStarted: true });
+        break;
+      case 'nodes-started':
+      case 'stopped':
+        break;
+    }
+    checkReady();
+  };
+
+  let supervisor: Supervisor;
+  try {
+    supervisor = startSupervisor({
+      config,
+      isolation: v.isolation as Isolation,
+      logger: log,
+      onMessage,
+      onCrash: ({ restarts }) => status.update({ restarts }),
+    });
+  } catch (err) {
+    log.error(err, 'cannot start the controller side');
+    await server.close();
+    return 1;
+  }
+
+  const client = newKubeClient(newRestConfig({ host: server.url, tls: { caData: server.caPem }, auth: { bearerToken: server.adminToken }, qps: 0 }), { logger: log });
+  const watching = watchNodesReady(client, v.nodes, status, watchAbort.signal, log).then(checkReady);
+
+  await new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
+  watchAbort.abort();
+  status.finish();
+  log.info('stopping the controller side');
+  await supervisor.stop();
+  await watching.catch(() => undefined);
+  await client.close().catch(() => undefined);
+  log.info('stopping the API server');
+  await server.close();
+  return 0;
+}

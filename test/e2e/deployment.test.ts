@@ -1,0 +1,110 @@
+/**
+ * Deployments with kubectl against `kcm up`: rollout status, Recreate,
+ * rollback, pause/resume, restart, scale, progress deadline, orphan delete
+ * and re-adoption.
+ */
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startKcm, waitFor, type KcmProcess } from './harness.js';
+
+function manifest(name: string, opts: { replicas?: number; image?: string; strategy?: string; progressDeadlineSeconds?: number } = {}): string {
+  return JSON.stringify({
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name },
+    spec: {
+      replicas: opts.replicas ?? 3,
+      selector: { matchLabels: { app: name } },
+      ...(opts.strategy ? { strategy: { type: opts.strategy } } : {}),
+      ...(opts.progressDeadlineSeconds ? { progressDeadlineSeconds: opts.progressDeadlineSeconds } : {}),
+      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'app', image: opts.image ?? 'nginx:1' }] } },
+    },
+  });
+}
+
+let kcm: KcmProcess;
+before(async () => {
+  kcm = await startKcm('up', ['--controller-manager-secure-port', '0'], { readyTimeoutMs: 60_000 });
+});
+after(async () => {
+  await kcm?.stop();
+});
+
+async function apply(name: string, opts: Parameters<typeof manifest>[1] = {}) {
+  await kcm.kubectlOk(['apply', '--validate=false', '-f', '-'], { input: manifest(name, opts) });
+}
+
+async function rsOf(name: string): Promise<Array<{ name: string; uid: string; replicas: number; image: string }>> {
+  const out = await kcm.kubectlOk(['get', 'rs', '-l', `app=${name}`, '-o', 'json']);
+  return (JSON.parse(out) as { items: Array<{ metadata: { name: string; uid: string }; spec: { replicas: number; template: { spec: { containers: Array<{ image: string }> } } } }> }).items.map(
+    (rs) => ({ name: rs.metadata.name, uid: rs.metadata.uid, replicas: rs.spec.replicas, image: rs.spec.template.spec.containers[0]!.image }),
+  );
+}
+
+const rollout = (name: string) => kcm.kubectlOk(['rollout', 'status', `deploy/${name}`, '--timeout=60s'], { timeoutMs: 70_000 });
+
+describe('deployments with kubectl', { timeout: 300_000 }, () => {
+  it('rolls out, updates and rolls back, reusing the old replica set', async () => {
+    await apply('roll');
+    await rollout('roll');
+    await kcm.kubectlOk(['set', 'image', 'deploy/roll', 'app=nginx:2']);
+    await rollout('roll');
+    const history = await kcm.kubectlOk(['rollout', 'history', 'deploy/roll']);
+    assert.match(history, /1\s+<none>[\s\S]*2\s+<none>/);
+    const before = await rsOf('roll');
+    await kcm.kubectlOk(['rollout', 'undo', 'deploy/roll']);
+    await rollout('roll');
+    const after = await rsOf('roll');
+    assert.equal(after.length, 2, 'undo reuses the old replica set');
+    const active = after.find((r) => r.replicas === 3)!;
+    assert.equal(active.image, 'nginx:1');
+    assert.ok(before.some((r) => r.uid === active.uid));
+    await kcm.kubectlOk(['rollout', 'undo', 'deploy/roll', '--to-revision=2']);
+    await rollout('roll');
+    assert.equal((await rsOf('roll')).find((r) => r.replicas === 3)?.image, 'nginx:2');
+  });
+
+  it('recreates: the new replica set scales up only after the old one is gone', async () => {
+    await apply('rec', { strategy: 'Recreate', replicas: 2 });
+    await rollout('rec');
+    await kcm.kubectlOk(['set', 'image', 'deploy/rec', 'app=nginx:2']);
+    await rollout('rec');
+    const rss = await rsOf('rec');
+    assert.deepEqual(rss.map((r) => [r.image, r.replicas]).sort(), [['nginx:1', 0], ['nginx:2', 2]]);
+  });
+
+  it('pauses, scales while paused, resumes and restarts', async () => {
+    await apply('pz', { replicas: 2 });
+    await rollout('pz');
+    await kcm.kubectlOk(['rollout', 'pause', 'deploy/pz']);
+    await kcm.kubectlOk(['set', 'image', 'deploy/pz', 'app=nginx:2']);
+    await kcm.kubectlOk(['scale', 'deploy/pz', '--replicas=4']);
+    await waitFor(async () => (await rsOf('pz')).length === 1 && (await rsOf('pz'))[0]!.replicas === 4, 30_000, 'paused scale');
+    await kcm.kubectlOk(['rollout', 'resume', 'deploy/pz']);
+    await rollout('pz');
+    await kcm.kubectlOk(['rollout', 'restart', 'deploy/pz']);
+    await rollout('pz');
+    assert.equal((await rsOf('pz')).length, 3);
+  });
+
+  it('reports ProgressDeadlineExceeded when a rollout cannot progress', async () => {
+    await apply('stuck', { replicas: 1, progressDeadlineSeconds: 5 });
+    await rollout('stuck');
+    // An unschedulable template: the new pod never becomes ready.
+    await kcm.kubectlOk(['patch', 'deploy/stuck', '--type=merge', '-p', JSON.stringify({ spec: { template: { spec: { nodeSelector: { nowhere: 'true' } } } } })]);
+    const res = await kcm.kubectl(['rollout', 'status', 'deploy/stuck', '--timeout=40s'], { timeoutMs: 50_000 });
+    assert.notEqual(res.code, 0);
+    assert.match(res.stderr, /exceeded its progress deadline/);
+  });
+
+  it('re-adopts the same replica set after an orphaning delete', async () => {
+    await apply('orph', { replicas: 2 });
+    await rollout('orph');
+    const [rs] = await rsOf('orph');
+    await kcm.kubectlOk(['delete', 'deploy/orph', '--cascade=orphan']);
+    await apply('orph', { replicas: 2 });
+    await rollout('orph');
+    const after = await rsOf('orph');
+    assert.deepEqual(after.map((r) => r.uid), [rs!.uid]);
+  });
+});
