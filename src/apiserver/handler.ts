@@ -23,13 +23,19 @@ import { newServiceAllocators, nthIp, type ServiceAllocators } from './ipalloc.j
 import type { ServerContext } from './context.js';
 import type { UserInfo } from './request-info.js';
 import { route, type HealthCheck } from './router.js';
-import { newAdmissionChain, type AdmissionPlugin, type ObjectReader } from './admission/admission.js';
+import { installCustomResources } from './crd/install.js';
+import { newAdmissionChain, type AdmissionPlugin, type ObjectLister, type ObjectReader } from './admission/admission.js';
+import { newLimitRanger } from './admission/limit-ranger.js';
+import { newResourceQuotaAdmission } from './admission/resource-quota.js';
 import { newNamespaceLifecycle } from './admission/namespace-lifecycle.js';
 import { newServiceAccountAdmission } from './admission/service-account.js';
 import { newDefaultTolerationSeconds } from './admission/default-toleration-seconds.js';
 import { newPriorityAdmission, systemPriorityClasses } from './admission/priority.js';
 import { newTaintNodesByCondition } from './admission/taint-nodes-by-condition.js';
 import { systemNamespaces } from './namespaces.js';
+import { bootstrapClusterRoleBindings, bootstrapClusterRoles, forbiddenError, newRbacAuthorizer, type Authorizer } from './authz/index.js';
+import { parseRequestInfo, truthyParam } from './request-info.js';
+import { writeStatus } from './output.js';
 import { isAlreadyExists } from '../client/errors.js';
 
 export interface ApiHandlerOptions {
@@ -44,8 +50,10 @@ export interface ApiHandlerOptions {
   minRequestTimeoutSeconds?: number;
   /** Watch bookmark period (default 60 s). */
   bookmarkIntervalMs?: number;
-  /** Replaces the default admission plugins (NamespaceLifecycle, ServiceAccount, DefaultTolerationSeconds, Priority, TaintNodesByCondition). */
+  /** Replaces the default admission plugins (NamespaceLifecycle, LimitRanger, ServiceAccount, DefaultTolerationSeconds, Priority, TaintNodesByCondition, ResourceQuota). */
   admission?: (defaults: AdmissionPlugin[], reader: ObjectReader) => AdmissionPlugin[];
+  /** kube-apiserver --authorization-mode: AlwaysAllow (default) or RBAC (bootstrap roles are created at start). */
+  authorizationMode?: 'AlwaysAllow' | 'RBAC';
 }
 
 export interface ApiHandler {
@@ -80,13 +88,23 @@ export async function createApiHandler(opts: ApiHandlerOptions): Promise<ApiHand
       return (await storage.get(`${storagePrefix(r, r.namespaced ? namespace : '')}${name}`))?.object;
     },
   };
+  const lister: ObjectLister = {
+    async list(group, resource, namespace) {
+      const r = resources.storageResource(group, resource);
+      if (!r) return undefined;
+      return (await storage.list(storagePrefix(r, r.namespaced ? namespace : ''))).items.map((x) => x.object);
+    },
+  };
   const pcR = resources.storageResource('scheduling.k8s.io', 'priorityclasses')!;
+  // Upstream's order: NamespaceLifecycle, LimitRanger, ServiceAccount, ..., ResourceQuota last.
   const defaults: AdmissionPlugin[] = [
     newNamespaceLifecycle(reader),
+    newLimitRanger(lister),
     newServiceAccountAdmission(reader),
     newDefaultTolerationSeconds(),
     newPriorityAdmission(reader, { list: async () => (await storage.list(storagePrefix(pcR, ''))).items.map((x) => x.object as never) }),
     newTaintNodesByCondition(),
+    newResourceQuotaAdmission(lister, { clock }),
   ];
   const admission = newAdmissionChain(opts.admission ? opts.admission(defaults, reader) : defaults);
   const store = new Store({ storage, clock, logger, resources, admission, hooks });
@@ -122,6 +140,11 @@ export async function createApiHandler(opts: ApiHandlerOptions): Promise<ApiHand
     }
   };
   for (const name of systemNamespaces) await ensure('', 'namespaces', '', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+  const authorizer: Authorizer | undefined = opts.authorizationMode === 'RBAC' ? newRbacAuthorizer(lister, reader) : undefined;
+  if (authorizer) {
+    for (const cr of bootstrapClusterRoles) await ensure('rbac.authorization.k8s.io', 'clusterroles', '', structuredClone(cr) as unknown as KubeObject);
+    for (const b of bootstrapClusterRoleBindings) await ensure('rbac.authorization.k8s.io', 'clusterrolebindings', '', structuredClone(b) as unknown as KubeObject);
+  }
   for (const pc of systemPriorityClasses) await ensure('scheduling.k8s.io', 'priorityclasses', '', structuredClone(pc) as unknown as KubeObject);
   const kubernetesService: Service = {
     apiVersion: 'v1',
@@ -131,6 +154,8 @@ export async function createApiHandler(opts: ApiHandlerOptions): Promise<ApiHand
   };
   await ensure('', 'services', 'default', kubernetesService as KubeObject);
   bootstrapped = true;
+  // CustomResourceDefinitions: the in-server apiextensions loop (names, Established, serving, cleanup).
+  const crds = await installCustomResources(server);
   const stopTracking = await metrics.trackObjects(opts.storage, logger);
 
   async function setServingEndpoint(ip: string, port: number): Promise<void> {
@@ -164,10 +189,31 @@ export async function createApiHandler(opts: ApiHandlerOptions): Promise<ApiHand
 
   return {
     handle(req, res, user) {
-      route(server, () => checks, req, res, user);
+      if (!authorizer) {
+        route(server, () => checks, req, res, user);
+        return;
+      }
+      const url = new URL(req.url ?? '/', 'http://apiserver');
+      const method = (req.method ?? 'GET').toUpperCase();
+      const info = parseRequestInfo(method, url.pathname, truthyParam(url.searchParams.get('watch')));
+      const attrs =
+        info.kind === 'resource'
+          ? { user, verb: info.verb, resourceRequest: true, apiGroup: info.group, apiVersion: info.version, resource: info.resource, subresource: info.subresource, namespace: info.namespace, name: info.name }
+          : { user, verb: method.toLowerCase(), resourceRequest: false, path: url.pathname };
+      authorizer.authorize(attrs).then(
+        (d) => {
+          if (d.allowed) route(server, () => checks, req, res, user);
+          else writeStatus(res, forbiddenError(attrs, d.reason).status);
+        },
+        (err: unknown) => {
+          logger.error(err, { uri: req.url }, 'authorization failed');
+          writeStatus(res, forbiddenError(attrs, 'authorizer error').status);
+        },
+      );
     },
     async close() {
       stopTracking();
+      crds.stop();
       for (const w of [...server.watches]) w.stop();
     },
     metrics,

@@ -17,6 +17,7 @@ export const apiserverFlags = {
   'bind-address': { type: 'string', default: '127.0.0.1', typeName: 'ip', usage: 'The IP address on which to listen for the --secure-port port.', section: 'Secure serving' },
   'secure-port': { type: 'int', default: 6443, usage: 'The port on which to serve HTTPS with authentication and authorization. 0 picks a free port.', section: 'Secure serving' },
   'service-cluster-ip-range': { type: 'string', default: '10.0.0.0/24', typeName: 'cidr', usage: 'A CIDR notation IP range from which to assign service cluster IPs.', section: 'Generic' },
+  'authorization-mode': { type: 'string', default: 'AlwaysAllow', oneOf: ['AlwaysAllow', 'RBAC'], usage: 'Authorization of authenticated requests: AlwaysAllow or RBAC (roles and bindings enforced; system:masters always allowed).', section: 'Authorization' },
   ...loggingFlags,
 } as const satisfies FlagSpec;
 
@@ -52,6 +53,7 @@ export async function run(args: string[]): Promise<number> {
     securePort: v['secure-port'],
     serviceClusterIPRange: v['service-cluster-ip-range'],
     storage: v.storage === 'memory' ? 'memory' : 'sqlite',
+    authorizationMode: v['authorization-mode'] === 'RBAC' ? 'RBAC' : 'AlwaysAllow',
     logger: log,
   });
   process.stdout.write(

@@ -86,6 +86,7 @@ export const controllerManagerFlags = {
   // Garbage collector, namespaces, HPA
   'enable-garbage-collector': { type: 'bool', default: true, usage: 'Enables the generic garbage collector. MUST be synced with the corresponding flag of the kube-apiserver.', section: 'Garbage collector controller' },
   'namespace-sync-period': { type: 'duration', default: 5 * 60_000, usage: 'The period for syncing namespace life-cycle updates.', section: 'Namespace controller' },
+  'resource-quota-sync-period': { type: 'duration', default: 5 * 60_000, usage: 'The period for syncing quota usage status in the system.', section: 'ResourceQuota controller' },
   'horizontal-pod-autoscaler-sync-period': { type: 'duration', default: 15_000, usage: 'The period for syncing the number of pods in horizontal pod autoscaler.', section: 'HPA controller' },
   'pvclaimbinder-sync-period': { type: 'duration', default: 15_000, usage: 'The period for syncing persistent volumes and persistent volume claims.' + UNUSED, section: 'Persistent volume binder controller' },
 
@@ -182,6 +183,7 @@ const configPaths: Partial<Record<keyof ControllerManagerFlags, string>> = {
   'enable-garbage-collector': 'garbageCollectorController.enableGarbageCollector',
   'concurrent-gc-syncs': 'garbageCollectorController.concurrentGCSyncs',
   'namespace-sync-period': 'namespaceController.namespaceSyncPeriod',
+  'resource-quota-sync-period': 'resourceQuotaController.resourceQuotaSyncPeriod',
   'concurrent-namespace-syncs': 'namespaceController.concurrentNamespaceSyncs',
   'horizontal-pod-autoscaler-sync-period': 'horizontalPodAutoscalerController.horizontalPodAutoscalerSyncPeriod',
   'concurrent-horizontal-pod-autoscaler-syncs': 'horizontalPodAutoscalerController.concurrentHorizontalPodAutoscalerSyncs',
@@ -287,7 +289,7 @@ export function buildControllerOptions(v: ControllerManagerFlagValues, pem: { ro
   const conc: Record<string, number> = {};
   for (const [flag, controller] of Object.entries(concurrencyFlags)) conc[controller] = (v as Record<string, unknown>)[flag] as number;
   const extra: Record<string, string | number | boolean> = {};
-  for (const flag of ['cluster-name', 'enable-garbage-collector', 'namespace-sync-period', 'horizontal-pod-autoscaler-sync-period', 'cluster-signing-duration', 'node-startup-grace-period'] as const) {
+  for (const flag of ['cluster-name', 'enable-garbage-collector', 'namespace-sync-period', 'resource-quota-sync-period', 'horizontal-pod-autoscaler-sync-period', 'cluster-signing-duration', 'node-startup-grace-period'] as const) {
     extra[flag] = v[flag];
   }
   return {

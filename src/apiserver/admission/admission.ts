@@ -38,6 +38,12 @@ export interface ObjectReader {
   get(group: string, resource: string, namespace: string, name: string): Promise<KubeObject | undefined>;
 }
 
+/** Lists of current objects for plugins that add things up (ResourceQuota, LimitRanger). */
+export interface ObjectLister {
+  /** The stored objects of a resource in a namespace ('' = all or cluster-scoped); undefined when the resource is not served. Shared: do not mutate. */
+  list(group: string, resource: string, namespace: string): Promise<KubeObject[] | undefined>;
+}
+
 export interface AdmissionChain {
   readonly plugins: readonly AdmissionPlugin[];
   admit(a: AdmissionAttributes): Promise<void>;

@@ -39,6 +39,8 @@ export interface ApiHandlerDeps {
   serviceClusterIPRange: string;
   /** Where clients reach this server: the `kubernetes` Service's endpoint. */
   endpoint: { address: string; port: number };
+  /** --authorization-mode (default AlwaysAllow). */
+  authorizationMode?: 'AlwaysAllow' | 'RBAC';
 }
 
 export type ApiHandlerFactory = (deps: ApiHandlerDeps) => ApiHandler | Promise<ApiHandler>;
@@ -58,6 +60,8 @@ export interface ApiServerOptions {
   clock?: Clock;
   /** Extra bearer-token authenticators, tried after the admin token (service-account JWTs, ...). */
   tokenAuthenticators?: TokenAuthenticator[];
+  /** --authorization-mode for the default handler: AlwaysAllow (default) or RBAC. */
+  authorizationMode?: 'AlwaysAllow' | 'RBAC';
   /** Builds the request handler; default: the built-in Kubernetes API (createApiHandler). */
   handler?: ApiHandlerFactory;
   /** Compaction interval in ms; default 5 minutes. */
@@ -118,7 +122,7 @@ async function openStorage(kind: 'sqlite' | 'memory', dataDir: string, clock: Cl
 
 /** The built-in Kubernetes API, with the `kubernetes` Service pointing at this server. */
 async function defaultHandlerFactory(deps: ApiHandlerDeps): Promise<ApiHandler> {
-  const h = await createApiHandler({ storage: deps.storage, clock: deps.clock, logger: deps.logger, serviceClusterIPRange: deps.serviceClusterIPRange });
+  const h = await createApiHandler({ storage: deps.storage, clock: deps.clock, logger: deps.logger, serviceClusterIPRange: deps.serviceClusterIPRange, authorizationMode: deps.authorizationMode });
   try {
     await h.setServingEndpoint(deps.endpoint.address, deps.endpoint.port);
   } catch (err) {
@@ -208,7 +212,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
     const host = clientHost(bindAddress);
     const url = `https://${host}:${port}`;
     const endpointAddress = bindIPs[0] ?? '127.0.0.1';
-    handler = await (opts.handler ?? defaultHandlerFactory)({ storage, clock, logger: log, serviceClusterIPRange, endpoint: { address: endpointAddress, port } });
+    handler = await (opts.handler ?? defaultHandlerFactory)({ storage, clock, logger: log, serviceClusterIPRange, endpoint: { address: endpointAddress, port }, ...(opts.authorizationMode ? { authorizationMode: opts.authorizationMode } : {}) });
     compactor = startCompactor(storage, { intervalMs: opts.compactionIntervalMs ?? 5 * 60_000 }, clock);
 
     const kubeconfigPath = join(dataDir, 'kubeconfig');

@@ -1,0 +1,3 @@
+export * from './resource-list.js';
+export * from './evaluators.js';
+export * from './usage.js';

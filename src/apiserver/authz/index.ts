@@ -1,0 +1,2 @@
+export * from './rbac.js';
+export * from './bootstrap-policy.js';

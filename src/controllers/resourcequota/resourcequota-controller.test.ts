@@ -1,0 +1,97 @@
+import { describe, it, before } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ResourceQuota } from 'kubernetes-types/core/v1.js';
+import type { Kube } from '../../tools/cache/factory.js';
+import { GVR } from '../../api/gvr.js';
+import { setLogOutput } from '../../util/log/logger.js';
+import { newTestContext, until } from '../garbagecollector/test-support.js';
+import { descriptor, newResourceQuotaController, DEFAULT_RESOURCE_QUOTA_SYNC_PERIOD_MS } from './resourcequota-controller.js';
+
+const pod = (name: string, cpu?: string, phase = 'Running') => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, namespace: 'ns' },
+  spec: { containers: [{ name: 'c', image: 'i', ...(cpu ? { resources: { requests: { cpu }, limits: { cpu } } } : {}) }] },
+  status: { phase },
+});
+const quota = (hard: Record<string, string>, extra: Record<string, unknown> = {}) => ({ apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'q', namespace: 'ns' }, spec: { hard, ...extra } });
+
+async function setup(seed: (t: ReturnType<typeof newTestContext>) => void) {
+  const t = newTestContext();
+  seed(t);
+  const c = newResourceQuotaController(t.ctx);
+  t.ctx.informers.start(t.stop.signal);
+  await until(() => c.hasSynced(), 'synced');
+  return { t, c };
+}
+
+const status = (t: ReturnType<typeof newTestContext>) => t.fake.stored<Kube<ResourceQuota>>(GVR.resourceQuotas, 'ns', 'q')?.status;
+
+describe('resource quota controller', () => {
+  before(() => setLogOutput(() => {}));
+
+  it('is registered as resourcequota-controller with 5 workers', () => {
+    assert.equal(descriptor.name, 'resourcequota-controller');
+    assert.deepEqual(descriptor.aliases, ['resourcequota']);
+    assert.equal(descriptor.defaultWorkers, 5);
+  });
+
+  it('mirrors spec.hard into status.hard and counts running pods, not finished ones', async () => {
+    const { t, c } = await setup((t) => {
+      t.fake.seed(GVR.resourceQuotas, quota({ pods: '10', 'requests.cpu': '4', 'count/pods': '20', secrets: '3' }));
+      t.fake.seed(GVR.pods, pod('a', '500m'), pod('b', '250m'), pod('done', '1', 'Succeeded'));
+    });
+    await c.syncQuota('ns/q');
+    assert.deepEqual(status(t), {
+      hard: { 'count/pods': '20', pods: '10', 'requests.cpu': '4', secrets: '3' },
+      used: { 'count/pods': '3', pods: '2', 'requests.cpu': '750m', secrets: '0' },
+    });
+    await until(() => t.ctx.informers.resourceQuotas().getStore().list()[0]?.status !== undefined, 'cache caught up');
+    t.fake.clearActions();
+    await c.syncQuota('ns/q');
+    assert.equal(t.fake.actions().filter((a) => a.verb === 'update').length, 0, 'an unchanged status is not written again');
+    await t.close();
+  });
+
+  it('counts only the pods in scope', async () => {
+    const { t, c } = await setup((t) => {
+      t.fake.seed(GVR.resourceQuotas, quota({ pods: '10' }, { scopes: ['BestEffort'] }));
+      t.fake.seed(GVR.pods, pod('be'), pod('burst', '1'));
+    });
+    await c.syncQuota('ns/q');
+    assert.deepEqual(status(t)?.used, { pods: '1' });
+    await t.close();
+  });
+
+  it('resyncs a namespace quota when a counted object appears or goes away', async () => {
+    const { t, c } = await setup((t) => {
+      t.fake.seed(GVR.resourceQuotas, quota({ configmaps: '5' }));
+    });
+    // the initial add of the quota
+    assert.equal(c.worker.queue.len(), 1);
+    await c.syncQuota('ns/q');
+    c.worker.queue.done((await c.worker.queue.get())!);
+    await t.fake.resource(GVR.configMaps).namespace('ns').create({ metadata: { name: 'x' } });
+    await until(() => c.worker.queue.len() === 1, 'enqueued on add');
+    await c.syncQuota('ns/q');
+    assert.deepEqual(status(t)?.used, { configmaps: '1' });
+    await t.close();
+  });
+
+  it('enqueues every quota on the periodic full resync', async () => {
+    const { t, c } = await setup((t) => {
+      t.fake.seed(GVR.resourceQuotas, quota({ pods: '1' }));
+    });
+    const run = c.run(1, t.stop.signal);
+    await until(() => status(t) !== undefined, 'first sync');
+    // Make the status stale behind the controller's back: only a resync repairs it.
+    const stale = structuredClone(t.fake.stored<Kube<ResourceQuota>>(GVR.resourceQuotas, 'ns', 'q')!);
+    stale.status = { hard: { pods: '1' }, used: { pods: '7' } };
+    await t.fake.resource(GVR.resourceQuotas).namespace('ns').updateStatus(stale);
+    await until(() => c.worker.queue.len() === 0, 'idle');
+    await t.clock.advance(DEFAULT_RESOURCE_QUOTA_SYNC_PERIOD_MS);
+    await until(() => status(t)?.used?.pods === '0', 'resynced');
+    await t.close();
+    await run;
+  });
+});
