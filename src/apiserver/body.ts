@@ -1,10 +1,11 @@
 /**
- * Request bodies: JSON or YAML, at most 3 MiB as kube-apiserver's
+ * Request bodies: JSON, YAML or Kubernetes protobuf, at most 3 MiB as kube-apiserver's
  * MaxRequestBodyBytes. Errors are StatusErrors (413, 400, 415).
  */
 import type { IncomingMessage } from 'node:http';
 import { parse as parseYaml } from 'yaml';
 import { badRequest, requestEntityTooLarge, unsupportedMediaType } from './status.js';
+import { ProtoDecodeError, decodeKubernetesProtobuf, protobufMediaType } from './protobuf/index.js';
 
 export const maxRequestBodyBytes = 3 * 1024 * 1024;
 
@@ -37,13 +38,24 @@ export function mediaType(header: string | undefined): string {
 }
 
 /**
- * Parses a JSON or YAML body. An empty body is `undefined` (callers decide
- * whether that is allowed). Patch content types are JSON documents too.
+ * Parses a JSON, YAML or protobuf body. An empty body is `undefined` (callers
+ * decide whether that is allowed). Patch content types are JSON documents
+ * too. A protobuf body becomes the JSON object it encodes (apiVersion and
+ * kind from its envelope).
  */
 export function decodeBody(buf: Buffer, contentType: string | undefined): unknown {
+  const mt = mediaType(contentType);
+  if (mt === protobufMediaType) {
+    if (buf.length === 0) return undefined;
+    try {
+      return decodeKubernetesProtobuf(buf);
+    } catch (err) {
+      if (err instanceof ProtoDecodeError) throw withCause(badRequest(err.message), err);
+      throw err;
+    }
+  }
   const text = buf.toString('utf8');
   if (text.trim() === '') return undefined;
-  const mt = mediaType(contentType);
   if (mt === 'application/yaml' || mt === 'application/apply-patch+yaml' || mt === 'text/yaml' || mt === 'application/x-yaml') {
     try {
       return parseYaml(text);
@@ -58,7 +70,6 @@ export function decodeBody(buf: Buffer, contentType: string | undefined): unknow
       throw withCause(badRequest(`Object 'Kind' is missing in '${text.slice(0, 100)}': ${(err as Error).message}`), err);
     }
   }
-  if (mt === 'application/vnd.kubernetes.protobuf') throw unsupportedMediaType(mt);
   throw unsupportedMediaType(mt);
 }
 
