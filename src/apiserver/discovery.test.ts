@@ -48,9 +48,38 @@ describe('discovery, health and metrics', () => {
     assert.deepEqual([scale.group, scale.version, scale.kind], ['autoscaling', 'v1', 'Scale']);
   });
 
-  it('answers the aggregated discovery Accept with legacy JSON', async () => {
-    const res = await t.request('GET', '/apis', undefined, { Accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json' });
+  it('answers the aggregated discovery Accept with an APIGroupDiscoveryList', async () => {
+    const accept = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json';
+    const res = await t.request('GET', '/apis', undefined, { Accept: accept });
     assert.equal(res.status, 200);
+    assert.equal(res.headers['content-type'], 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList');
+    assert.equal(res.body.kind, 'APIGroupDiscoveryList');
+    assert.equal(res.body.apiVersion, 'apidiscovery.k8s.io/v2');
+    const apps = res.body.items.find((g: any) => g.metadata.name === 'apps');
+    assert.equal(apps.versions[0].version, 'v1');
+    const deploy = apps.versions[0].resources.find((r: any) => r.resource === 'deployments');
+    assert.deepEqual(deploy.responseKind, { group: 'apps', version: 'v1', kind: 'Deployment' });
+    assert.equal(deploy.scope, 'Namespaced');
+    assert.deepEqual(deploy.shortNames, ['deploy']);
+    const scale = deploy.subresources.find((x: any) => x.subresource === 'scale');
+    assert.deepEqual(scale.responseKind, { group: 'autoscaling', version: 'v1', kind: 'Scale' });
+    assert.equal(res.body.items.some((g: any) => !g.metadata.name), false);
+    const auto = res.body.items.find((g: any) => g.metadata.name === 'autoscaling');
+    assert.equal(auto.versions[0].version, 'v2');
+  });
+
+  it('serves the core group alone at /api in v2beta1 when asked', async () => {
+    const res = await t.request('GET', '/api', undefined, { Accept: 'application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json' });
+    assert.equal(res.body.apiVersion, 'apidiscovery.k8s.io/v2beta1');
+    assert.equal(res.body.items.length, 1);
+    assert.equal(res.body.items[0].metadata.name, undefined);
+    const pods = res.body.items[0].versions[0].resources.find((r: any) => r.resource === 'pods');
+    assert.equal(pods.singularResource, 'pod');
+    assert.ok(pods.subresources.some((x: any) => x.subresource === 'status'));
+  });
+
+  it('keeps legacy JSON for a plain Accept', async () => {
+    const res = await t.request('GET', '/apis', undefined, { Accept: 'application/json, */*' });
     assert.equal(res.headers['content-type'], 'application/json');
     assert.equal(res.body.kind, 'APIGroupList');
   });

@@ -60,3 +60,71 @@ export function apiResourceList(t: ResourceTable, group: string, version: string
   }
   return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: group ? `${group}/${version}` : version, resources };
 }
+
+/**
+ * The aggregated discovery version the Accept header asks for ('v2' or
+ * 'v2beta1'), or undefined for legacy discovery. Alternatives are taken in
+ * order, as client-go lists them (v2, v2beta1, then plain JSON).
+ */
+export function wantsAggregatedDiscovery(accept: string | undefined): 'v2' | 'v2beta1' | undefined {
+  if (!accept) return undefined;
+  for (const alt of accept.split(',')) {
+    const [type, ...params] = alt.split(';').map((x) => x.trim());
+    if (type !== 'application/json') continue;
+    const p = new Map(params.map((x) => { const i = x.indexOf('='); return [x.slice(0, i).trim(), x.slice(i + 1).trim()] as [string, string]; }));
+    if (!p.has('g') && !p.has('as')) return undefined;
+    if (p.get('g') !== 'apidiscovery.k8s.io' || p.get('as') !== 'APIGroupDiscoveryList') continue;
+    const v = p.get('v');
+    if (v === 'v2' || v === 'v2beta1') return v;
+  }
+  return undefined;
+}
+
+function scopeOf(r: ServedResource): string {
+  return r.namespaced ? 'Namespaced' : 'Cluster';
+}
+
+function discoveryResource(r: ServedResource): Record<string, unknown> {
+  const e: Record<string, unknown> = {
+    resource: r.resource,
+    responseKind: { group: r.group, version: r.version, kind: r.kind },
+    scope: scopeOf(r),
+    singularResource: r.singular,
+    verbs: [...r.verbs],
+  };
+  if (r.shortNames.length) e.shortNames = [...r.shortNames];
+  if (r.categories.length) e.categories = [...r.categories];
+  if (r.subresources.size) {
+    e.subresources = [...r.subresources.values()].map((sub) => ({
+      subresource: sub.name,
+      responseKind: { group: sub.group, version: sub.version, kind: sub.kind },
+      verbs: [...sub.verbs],
+    }));
+  }
+  return e;
+}
+
+/**
+ * The APIGroupDiscoveryList for `/api` ('core': the legacy group only) or
+ * `/apis` ('groups': every named group), versions preferred first, each
+ * version's resources with their subresources: everything kubectl needs in
+ * one round trip.
+ */
+export function aggregatedDiscovery(t: ResourceTable, which: 'core' | 'groups', version: 'v2' | 'v2beta1'): object {
+  const all = t.all();
+  const items = t
+    .groups()
+    .filter((g) => (which === 'core' ? g.group === '' : g.group !== ''))
+    .map((g) => {
+      const metadata: Record<string, unknown> = { creationTimestamp: null };
+      if (g.group) metadata.name = g.group;
+      return {
+        metadata,
+        versions: g.versions
+          .map((v) => ({ version: v, resources: all.filter((r) => r.group === g.group && r.version === v).map(discoveryResource), freshness: 'Current' }))
+          .filter((v) => v.resources.length > 0),
+      };
+    })
+    .filter((g) => g.versions.length > 0);
+  return { kind: 'APIGroupDiscoveryList', apiVersion: `apidiscovery.k8s.io/${version}`, metadata: {}, items };
+}

@@ -33,6 +33,10 @@ export interface ServedResource {
   returnDeletedObject: boolean;
   /** Create-only virtual resources (reviews, bindings) are not stored. */
   virtual: boolean;
+  /** Served from a CustomResourceDefinition (json/merge/apply patches only; added and removed at run time). */
+  customResource?: boolean;
+  /** For custom resources: this is the CRD's storage version. */
+  storageVersion?: boolean;
 }
 
 const returnDeleted = new Set(['/pods', '/services', '/namespaces']);
@@ -46,6 +50,14 @@ export interface ResourceTable {
   groups(): { group: string; versions: string[] }[];
   /** The storage version of a group/resource (the preferred one), for keys and cross-version reads. */
   storageResource(group: string, resource: string): ServedResource | undefined;
+  /**
+   * Replaces the dynamic resources registered under `owner` (a CRD name) with
+   * `resources` (empty: removes them); `versionOrder` lists the group's
+   * versions preferred first. Built-in resources cannot be replaced.
+   */
+  setDynamic(owner: string, resources: ServedResource[]): void;
+  /** Called after every setDynamic (discovery and OpenAPI caches). */
+  onChange(listener: () => void): () => void;
 }
 
 function toSubresources(info: ResourceInfo): Map<string, SubresourceInfo> {
@@ -82,18 +94,75 @@ export function newResourceTable(): ResourceTable {
     list.push(r);
     byKey.set(`${info.group}/${info.version}/${info.resource}`, r);
   }
-  const gvs = groupVersions();
+  const builtinGvs = groupVersions().map((x) => ({ group: x.group, versions: [...x.versions] }));
+  const builtinList = [...list];
+  const dynamic = new Map<string, ServedResource[]>();
+  const listeners = new Set<() => void>();
+  let all: readonly ServedResource[] = builtinList;
+  let gvs = builtinGvs;
+  const rebuild = () => {
+    const extra = [...dynamic.values()].flat();
+    all = [...builtinList, ...extra];
+    byKey.clear();
+    for (const r of all) if (!byKey.has(`${r.group}/${r.version}/${r.resource}`)) byKey.set(`${r.group}/${r.version}/${r.resource}`, r);
+    const groups = new Map<string, Set<string>>();
+    for (const r of extra) {
+      if (builtinGvs.some((g) => g.group === r.group)) continue;
+      let set = groups.get(r.group);
+      if (!set) groups.set(r.group, (set = new Set()));
+      set.add(r.version);
+    }
+    const added = [...groups.keys()].sort().map((group) => ({ group, versions: [...groups.get(group)!].sort(compareKubeAwareVersions) }));
+    gvs = [...builtinGvs, ...added];
+  };
   return {
     find: (g, v, res) => byKey.get(`${g}/${v}/${res}`),
-    all: () => list,
+    all: () => all,
     groups: () => gvs.map((x) => ({ group: x.group, versions: [...x.versions] })),
     storageResource(group, resource) {
+      const candidates = all.filter((r) => r.group === group && r.resource === resource);
+      const stored = candidates.find((r) => r.storageVersion);
+      if (stored) return stored;
       const gv = gvs.find((x) => x.group === group);
       for (const v of gv?.versions ?? []) {
         const r = byKey.get(`${group}/${v}/${resource}`);
         if (r) return r;
       }
-      return list.find((r) => r.group === group && r.resource === resource);
+      return candidates[0];
+    },
+    setDynamic(owner, resources) {
+      const kept = resources.filter((r) => !builtinList.some((b) => b.group === r.group && b.version === r.version && b.resource === r.resource));
+      if (kept.length) dynamic.set(owner, kept);
+      else if (!dynamic.delete(owner)) return;
+      rebuild();
+      for (const l of [...listeners]) l();
+    },
+    onChange(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
     },
   };
+}
+
+/**
+ * apimachinery version.CompareKubeAwareVersionStrings as a sort comparator
+ * (preferred first): GA before beta before alpha, higher numbers first, then
+ * non-Kubernetes versions alphabetically.
+ */
+export function compareKubeAwareVersions(a: string, b: string): number {
+  const parse = (v: string) => {
+    const m = /^v(\d+)(?:(alpha|beta)(\d+))?$/.exec(v);
+    if (!m) return undefined;
+    return { major: Number(m[1]), rank: m[2] === 'alpha' ? 0 : m[2] === 'beta' ? 1 : 2, minor: m[3] ? Number(m[3]) : 0 };
+  };
+  const pa = parse(a);
+  const pb = parse(b);
+  if (pa && pb) {
+    if (pa.rank !== pb.rank) return pb.rank - pa.rank;
+    if (pa.major !== pb.major) return pb.major - pa.major;
+    return pb.minor - pa.minor;
+  }
+  if (pa) return -1;
+  if (pb) return 1;
+  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -18,10 +18,46 @@ import { handleUpdate } from './handlers/update.js';
 import { handlePatch } from './handlers/patch.js';
 import { handleDelete, handleDeleteCollection } from './handlers/delete.js';
 import { bind, handleSubresource } from './handlers/subresources.js';
+import { createOpenApiHandler, type OpenApiHandler, type SwaggerFragment } from './openapi/index.js';
+import { aggregatedDiscovery, wantsAggregatedDiscovery } from './discovery.js';
+import { registerBuiltinTables } from './tables/index.js';
+
+registerBuiltinTables();
 
 export interface HealthCheck {
   name: string;
   check(): boolean;
+}
+
+const openApiHandlers = new WeakMap<ServerContext, OpenApiHandler>();
+const openApiExtras = new WeakMap<ServerContext, () => SwaggerFragment | undefined>();
+
+/**
+ * The /openapi/v2 and /openapi/v3 handler of `server` (one per server,
+ * created on first use). Its swagger() document also drives server-side
+ * field validation.
+ */
+export function openApiOf(server: ServerContext): OpenApiHandler {
+  let h = openApiHandlers.get(server);
+  if (!h) {
+    h = createOpenApiHandler({ extraSchemas: () => openApiExtras.get(server)?.() });
+    openApiHandlers.set(server, h);
+  }
+  return h;
+}
+
+/**
+ * Adds schemas (custom resources) to the served OpenAPI documents; call
+ * `invalidateOpenApi` whenever what `extra` returns changes.
+ */
+export function setOpenApiExtraSchemas(server: ServerContext, extra: () => SwaggerFragment | undefined): void {
+  openApiExtras.set(server, extra);
+  openApiOf(server).invalidate();
+}
+
+/** Drops the cached OpenAPI documents of `server`; the next request rebuilds them. */
+export function invalidateOpenApi(server: ServerContext): void {
+  openApiOf(server).invalidate();
 }
 
 function pageNotFound(): StatusError {
@@ -34,6 +70,14 @@ const metricVerb: Record<string, string> = {
 
 export function route(server: ServerContext, checks: () => HealthCheck[], req: IncomingMessage, res: ServerResponse, user: UserInfo): void {
   const start = process.hrtime.bigint();
+  try {
+    if (openApiOf(server)(req, res)) return;
+  } catch (err) {
+    server.logger.error(err, { path: req.url }, 'openapi request failed');
+    if (!res.headersSent) writeStatus(res, toStatusError(err).status);
+    else res.end();
+    return;
+  }
   const url = new URL(req.url ?? '/', 'http://apiserver');
   const method = (req.method ?? 'GET').toUpperCase();
   const info = parseRequestInfo(method, url.pathname, truthyParam(url.searchParams.get('watch')));
@@ -62,17 +106,21 @@ export function route(server: ServerContext, checks: () => HealthCheck[], req: I
     writeStatus(res, se.status);
   };
   try {
-    const p = info.kind === 'nonResource' ? nonResource(server, checks, method, url, res) : resource(server, req, res, url, user, info);
+    const p = info.kind === 'nonResource' ? nonResource(server, checks, method, url, res, req.headers.accept) : resource(server, req, res, url, user, info);
     p.catch(fail);
   } catch (err) {
     fail(err);
   }
 }
 
-async function nonResource(server: ServerContext, checks: () => HealthCheck[], method: string, url: URL, res: ServerResponse): Promise<void> {
+async function nonResource(server: ServerContext, checks: () => HealthCheck[], method: string, url: URL, res: ServerResponse, accept: string | undefined): Promise<void> {
   const path = url.pathname.replace(/\/+$/, '') || '/';
   if (method !== 'GET' && method !== 'HEAD') throw new StatusError(newStatus(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`, {}));
   const parts = path.split('/').filter(Boolean);
+  if (path === '/api' || path === '/apis') {
+    const aggregated = wantsAggregatedDiscovery(accept);
+    if (aggregated) return writeAggregated(res, aggregated, aggregatedDiscovery(server.resources, path === '/api' ? 'core' : 'groups', aggregated));
+  }
   switch (path) {
     case '/version':
       return writeJson(res, 200, serverVersion);
@@ -101,6 +149,17 @@ async function nonResource(server: ServerContext, checks: () => HealthCheck[], m
     if (doc) return writeJson(res, 200, doc);
   }
   throw pageNotFound();
+}
+
+function writeAggregated(res: ServerResponse, version: string, body: object): void {
+  const text = JSON.stringify(body);
+  res.writeHead(200, {
+    'Content-Type': `application/json;g=apidiscovery.k8s.io;v=${version};as=APIGroupDiscoveryList`,
+    'Content-Length': Buffer.byteLength(text),
+    'Cache-Control': 'no-cache, private',
+    Vary: 'Accept',
+  });
+  res.end(text);
 }
 
 function health(kind: string, only: string | undefined, checks: HealthCheck[], url: URL, res: ServerResponse): void {

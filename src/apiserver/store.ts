@@ -138,9 +138,10 @@ export class Store {
     delete m.deletionGracePeriodSeconds;
     delete m.resourceVersion;
     delete (m as Record<string, unknown>).selfLink;
-    r.strategy.prepareForCreate(obj);
+    // FillObjectMetaSystemFields comes before PrepareForCreate upstream (a Job's selector uses the uid).
     m.uid = randomUUID();
     m.creationTimestamp = rfc3339(this.deps.clock.now());
+    r.strategy.prepareForCreate(obj);
     const generated = !m.name && !!m.generateName;
     if (generated) m.name = this.newName(m.generateName!);
     const errs: FieldErrorLike[] = [];

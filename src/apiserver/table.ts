@@ -40,15 +40,29 @@ export const ageColumn: TableColumn = {
   },
 };
 
-/** Sets the columns of `group/resource` (Name first and Age last are added when missing). */
-export function registerTableColumns(group: string, resource: string, columns: TableColumn[]): void {
+const exactColumns = new Set<string>();
+
+/**
+ * Sets the columns of `group/resource` (Name first and Age last are added
+ * when missing; with `exact`, Age is not added: custom resources with
+ * additionalPrinterColumns).
+ */
+export function registerTableColumns(group: string, resource: string, columns: TableColumn[], opts: { exact?: boolean } = {}): void {
   registry.set(`${group}/${resource}`, columns);
+  if (opts.exact) exactColumns.add(`${group}/${resource}`);
+  else exactColumns.delete(`${group}/${resource}`);
+}
+
+/** Forgets the columns of `group/resource` (a deleted custom resource). */
+export function unregisterTableColumns(group: string, resource: string): void {
+  registry.delete(`${group}/${resource}`);
+  exactColumns.delete(`${group}/${resource}`);
 }
 
 export function tableColumns(group: string, resource: string): TableColumn[] {
   const cols = registry.get(`${group}/${resource}`) ?? [];
   const out = cols.some((c) => c.name === 'Name') ? [...cols] : [nameColumn, ...cols];
-  if (!out.some((c) => c.name === 'Age')) out.push(ageColumn);
+  if (!exactColumns.has(`${group}/${resource}`) && !out.some((c) => c.name === 'Age')) out.push(ageColumn);
   return out;
 }
 

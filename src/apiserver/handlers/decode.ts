@@ -2,7 +2,7 @@
 import type { KubeObject } from '../../api/types.js';
 import { apiVersionOf, parseApiVersion } from '../../api/types.js';
 import type { RequestScope } from '../context.js';
-import { decodeBody, readBody, requireObject } from '../body.js';
+import { decodeBody, mediaType, readBody, requireObject } from '../body.js';
 import { badRequest } from '../status.js';
 import { isDryRun } from '../deletion.js';
 
@@ -17,7 +17,16 @@ export async function readJsonBody(s: RequestScope): Promise<unknown> {
  * may be omitted), with namespace and name checked against the URL.
  */
 export async function readObject(s: RequestScope, expect: { group: string; version: string; kind: string } = s.r): Promise<KubeObject> {
-  const obj = requireObject(await readJsonBody(s)) as KubeObject;
+  return (await readObjectAndText(s, expect)).obj;
+}
+
+/** readObject, plus the body text when it was JSON (for duplicate-field detection). */
+export async function readObjectAndText(s: RequestScope, expect: { group: string; version: string; kind: string } = s.r): Promise<{ obj: KubeObject; jsonText?: string }> {
+  const buf = await readBody(s.req);
+  const ct = s.req.headers['content-type'];
+  const obj = requireObject(decodeBody(buf, ct)) as KubeObject;
+  const mt = mediaType(ct);
+  const jsonText = mt === '' || mt === 'application/json' ? buf.toString('utf8') : undefined;
   checkTypeMeta(obj, expect);
   const ns = obj.metadata?.namespace;
   if (s.r.namespaced && ns && s.namespace && ns !== s.namespace) {
@@ -26,7 +35,7 @@ export async function readObject(s: RequestScope, expect: { group: string; versi
   if (obj.metadata !== undefined && (obj.metadata === null || typeof obj.metadata !== 'object' || Array.isArray(obj.metadata))) {
     throw badRequest('metadata must be an object');
   }
-  return obj;
+  return { obj, jsonText };
 }
 
 export function checkTypeMeta(obj: KubeObject, expect: { group: string; version: string; kind: string }): void {

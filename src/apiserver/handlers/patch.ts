@@ -2,9 +2,11 @@
  * PATCH with the four content types: JSON patch, merge patch, strategic
  * merge patch and server-side apply. Patching itself is ../patch's job; this
  * handler applies it inside a guaranteed update so concurrent writers retry,
- * and creates the object for an apply to a missing name.
+ * records managedFields, validates fields, and creates the object for an
+ * apply to a missing name.
  */
 import type { KubeObject } from '../../api/types.js';
+import { rfc3339 } from '../../util/clock/clock.js';
 import type { RequestScope } from '../context.js';
 import type { ServedResource } from '../resources.js';
 import { writeJson } from '../output.js';
@@ -12,6 +14,10 @@ import { mediaType, readBody, decodeBody } from '../body.js';
 import { dryRunOf } from './decode.js';
 import { badRequest, methodNotAllowed, StatusError, unsupportedMediaType } from '../status.js';
 import { isNotFound } from '../../client/errors.js';
+import { applyPatch, serverSideApply } from '../patch/index.js';
+import { openApiOf } from '../router.js';
+import { checkFields, trackWrite } from './field-manager.js';
+import { fieldValidationOf, validateApplyFields } from './field-validation.js';
 
 export type PatchKind = 'json' | 'merge' | 'strategic' | 'apply';
 
@@ -31,39 +37,46 @@ export function patchKindOf(contentType: string | undefined): PatchKind {
   }
 }
 
-/** The shape ../patch exports; loaded lazily so the server runs before it exists. */
-interface PatchModule {
-  applyPatch(original: KubeObject, type: 'json' | 'merge' | 'strategic', body: unknown, opts: { gvk: { group: string; version: string; kind: string }; isCustomResource: boolean }): KubeObject;
-  serverSideApply?(current: KubeObject | undefined, applied: KubeObject, opts: { fieldManager: string; force: boolean; gvk: { group: string; version: string; kind: string }; isCustomResource: boolean; now?: string }): KubeObject;
+export interface PatchToOptions {
+  fieldManager: string;
+  force: boolean;
+  /** RFC 3339 time of the managedFields entry of an apply. */
+  now?: string;
+  /** 'status' for the status subresource (apply owns status fields there). */
+  subresource?: string;
 }
 
-const patchModulePath = '../patch/index.js';
-let patchModule: Promise<PatchModule> | undefined;
-
-function loadPatch(): Promise<PatchModule> {
-  patchModule ??= import(patchModulePath).then((m) => m as PatchModule).catch((err: unknown) => {
-    patchModule = undefined;
-    throw new StatusError({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', code: 501, reason: 'NotImplemented', message: `patch is not available: ${(err as Error).message}` }, { cause: err });
-  });
-  return patchModule;
-}
-
-/** Applies `body` of `kind` to `cur` (a fresh copy). */
-export async function applyPatchTo(r: ServedResource, cur: KubeObject | undefined, kind: PatchKind, body: unknown, opts: { fieldManager: string; force: boolean }): Promise<KubeObject> {
-  const mod = await loadPatch();
+/**
+ * Applies `body` of `kind` to `cur` (a fresh copy; undefined only for an
+ * apply that creates). StatusErrors pass through; other failures are 400.
+ */
+export async function applyPatchTo(r: ServedResource, cur: KubeObject | undefined, kind: PatchKind, body: unknown, opts: PatchToOptions): Promise<KubeObject> {
   const gvk = { group: r.group, version: r.version, kind: r.kind };
+  const isCustomResource = !!r.customResource;
   try {
     if (kind === 'apply') {
       if (!body || typeof body !== 'object' || Array.isArray(body)) throw badRequest('apply patches must be objects');
-      if (!mod.serverSideApply) throw new StatusError({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', code: 501, reason: 'NotImplemented', message: 'server-side apply is not available yet' });
-      return mod.serverSideApply(cur, body as KubeObject, { ...opts, gvk, isCustomResource: false });
+      return serverSideApply(cur, body as KubeObject, { fieldManager: opts.fieldManager, force: opts.force, gvk, isCustomResource, now: opts.now, subresource: opts.subresource });
     }
     if (!cur) throw new Error('no object to patch');
-    return mod.applyPatch(cur, kind, body, { gvk, isCustomResource: false });
+    return applyPatch(cur, kind, body, { gvk, isCustomResource });
   } catch (err) {
     if (err instanceof StatusError) throw err;
     throw Object.assign(badRequest((err as Error).message), { cause: err });
   }
+}
+
+function checkApplyBody(s: RequestScope, body: unknown): void {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) throw badRequest('apply patches must be objects');
+  const b = body as KubeObject;
+  if (!b.apiVersion || !b.kind) throw badRequest('invalid object type: apiVersion and kind must be set in an apply patch');
+  const want = s.r.group ? `${s.r.group}/${s.r.version}` : s.r.version;
+  if (b.apiVersion !== want || b.kind !== s.r.kind) {
+    throw badRequest(`the API version in the data (${b.apiVersion}) does not match the expected API version (${want})`);
+  }
+  if (b.metadata?.name && b.metadata.name !== s.name) throw badRequest(`the name of the object (${b.metadata.name}) does not match the name on the URL (${s.name})`);
+  if (s.r.customResource) return; // custom resources validate against their own schema
+  validateApplyFields(openApiOf(s.server).swagger(), s.r, body);
 }
 
 export async function handlePatch(s: RequestScope, subresource = ''): Promise<void> {
@@ -76,14 +89,33 @@ export async function handlePatch(s: RequestScope, subresource = ''): Promise<vo
   if (kind === 'apply' && !fieldManager) throw badRequest('PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch');
   const force = s.query.get('force') === 'true';
   if (force && kind !== 'apply') throw badRequest('PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for non-apply patch');
+  const mode = fieldValidationOf(s.query);
+  if (kind === 'apply') checkApplyBody(s, body);
   const opts = { dryRun, user: s.user, subresource: subresource || undefined };
+  const patchOpts = (): PatchToOptions => ({ fieldManager, force, now: rfc3339(s.server.clock.now()), subresource: subresource || undefined });
+  let validated = false;
   try {
-    const out = await s.server.store.guaranteedUpdate(s.r, s.namespace, s.name, (cur) => applyPatchTo(s.r, cur, kind, body, { fieldManager, force }), opts);
+    const out = await s.server.store.guaranteedUpdate(
+      s.r,
+      s.namespace,
+      s.name,
+      async (cur) => {
+        const next = await applyPatchTo(s.r, structuredClone(cur), kind, body, patchOpts());
+        if (kind !== 'apply') {
+          // Validate once: retries of the same patch report the same problems.
+          checkFields(s, next, undefined, validated ? 'Ignore' : mode);
+          validated = true;
+          trackWrite(s, cur, next, subresource);
+        }
+        return next;
+      },
+      opts,
+    );
     writeJson(s.res, 200, out);
   } catch (err) {
     if (!(kind === 'apply' && !subresource && isNotFound(err))) throw err;
     // Apply to a missing object creates it.
-    const obj = await applyPatchTo(s.r, undefined, kind, body, { fieldManager, force });
+    const obj = await applyPatchTo(s.r, undefined, kind, body, patchOpts());
     obj.metadata = { ...(obj.metadata ?? {}), name: s.name };
     if (s.r.namespaced) obj.metadata.namespace = s.namespace;
     const created = await s.server.store.create(s.r, s.namespace, obj, opts);

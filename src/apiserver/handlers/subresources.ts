@@ -15,6 +15,7 @@ import { partialObjectMetadata, toTable } from '../table.js';
 import { dryRunOf, readJsonBody, readObject } from './decode.js';
 import { handleUpdate } from './update.js';
 import { handlePatch } from './patch.js';
+import { trackWrite } from './field-manager.js';
 import { deleteObject, parseDeleteOptions } from '../deletion.js';
 import { finalizeNamespace } from '../namespaces.js';
 import { StorageError } from '../storage/storage.js';
@@ -96,7 +97,9 @@ async function scale(s: RequestScope): Promise<void> {
       const out = await store.guaranteedUpdate(s.r, s.namespace, s.name, (cur) => {
         const rv = body.metadata?.resourceVersion;
         if (rv && rv !== cur.metadata?.resourceVersion) throw conflictModified(s.r, s.name);
+        const before = structuredClone(cur);
         access.set(cur, replicas);
+        trackWrite(s, before, cur, 'scale');
         return cur;
       }, { dryRun: dryRunOf(s), user: s.user, subresource: 'scale' });
       return writeJson(s.res, 200, access.get(out));
@@ -111,7 +114,9 @@ async function scale(s: RequestScope): Promise<void> {
         const patched = (await applyPatchTo(scaleRes, access.get(cur) as KubeObject, kind, body, { fieldManager: s.query.get('fieldManager') ?? '', force: s.query.get('force') === 'true' })) as Scale;
         const replicas = patched.spec?.replicas ?? 0;
         if (!Number.isInteger(replicas) || replicas < 0) throw badRequest(`spec.replicas: Invalid value: ${replicas}: must be greater than or equal to 0`);
+        const before = structuredClone(cur);
         access.set(cur, replicas);
+        trackWrite(s, before, cur, 'scale');
         return cur;
       }, { dryRun: dryRunOf(s), user: s.user, subresource: 'scale' });
       return writeJson(s.res, 200, access.get(out));

@@ -31,9 +31,19 @@ export function listKindOf(m: FieldMeta | undefined): ListKind {
   return { kind: 'atomic' };
 }
 
+/**
+ * Defaults of list-map key fields, as the upstream schema declares them
+ * (`protocol` of container and service ports defaults to TCP), so an applied
+ * `{containerPort: 80}` is the same item as the stored `{containerPort: 80, protocol: TCP}`.
+ */
+const mapKeyDefaults: Record<string, string> = { protocol: 'TCP' };
+
 export function itemKeyToken(item: JsonObject, keys: readonly string[]): string {
   const k: JsonObject = {};
-  for (const name of keys) if (item[name] !== undefined) k[name] = item[name];
+  for (const name of keys) {
+    if (item[name] !== undefined) k[name] = item[name];
+    else if (name in mapKeyDefaults) k[name] = mapKeyDefaults[name]!;
+  }
   return `k:${JSON.stringify(k)}`;
 }
 

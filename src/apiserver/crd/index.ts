@@ -1,0 +1,10 @@
+export { startCrdController, acceptNames, type CrdController, type CrdControllerOptions } from './crd-controller.js';
+export { installCustomResources } from './install.js';
+export { newCrdStrategy, validateCrd, defaultCrd, validateStructural, storageVersionOf, cleanupFinalizer } from './crd-strategy.js';
+export { servedResourcesOf, customResourceStrategy, customScaleAccess, printerColumns, pruneAndDefault, validateCustomResource, schemaOf } from './custom-resource.js';
+export { validateValue } from './schema-validation.js';
+export { prune } from './schema-pruning.js';
+export { applyDefaults } from './schema-defaulting.js';
+export { parseJsonPath, evaluateJsonPath, getPath, setPath } from './json-path.js';
+export { swaggerFragmentOf, definitionName } from './openapi.js';
+export type { Schema } from './schema.js';
