@@ -154,7 +154,9 @@ export interface StartKcmOptions {
  */
 export async function startKcm(subcommand: string, args: string[] = [], opts: StartKcmOptions = {}): Promise<KcmProcess> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), `kcm-e2e-${subcommand}-`));
-  const child = spawn(process.execPath, ['--enable-source-maps', kcmBin, subcommand, '--data-dir', dataDir, '--secure-port', '0', ...args], {
+  // `kcm up` also serves the controller manager on 10257 by default: off, so test files can run in parallel.
+  const extra = subcommand === 'up' && !args.some((a) => a.startsWith('--controller-manager-secure-port')) ? ['--controller-manager-secure-port', '0'] : [];
+  const child = spawn(process.execPath, ['--enable-source-maps', kcmBin, subcommand, '--data-dir', dataDir, '--secure-port', '0', ...extra, ...args], {
     env: { ...process.env, ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
