@@ -32,6 +32,7 @@ import { newServiceAccountAdmission } from './admission/service-account.js';
 import { newDefaultTolerationSeconds } from './admission/default-toleration-seconds.js';
 import { newPriorityAdmission, systemPriorityClasses } from './admission/priority.js';
 import { newTaintNodesByCondition } from './admission/taint-nodes-by-condition.js';
+import { newStorageObjectInUseProtection } from './admission/storage-object-in-use-protection.js';
 import { systemNamespaces } from './namespaces.js';
 import { bootstrapClusterRoleBindings, bootstrapClusterRoles, forbiddenError, newRbacAuthorizer, type Authorizer } from './authz/index.js';
 import { parseRequestInfo, truthyParam } from './request-info.js';
@@ -104,6 +105,7 @@ export async function createApiHandler(opts: ApiHandlerOptions): Promise<ApiHand
     newDefaultTolerationSeconds(),
     newPriorityAdmission(reader, { list: async () => (await storage.list(storagePrefix(pcR, ''))).items.map((x) => x.object as never) }),
     newTaintNodesByCondition(),
+    newStorageObjectInUseProtection(),
     newResourceQuotaAdmission(lister, { clock }),
   ];
   const admission = newAdmissionChain(opts.admission ? opts.admission(defaults, reader) : defaults);

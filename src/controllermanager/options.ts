@@ -86,6 +86,9 @@ export const controllerManagerFlags = {
   // Garbage collector, namespaces, HPA
   'enable-garbage-collector': { type: 'bool', default: true, usage: 'Enables the generic garbage collector. MUST be synced with the corresponding flag of the kube-apiserver.', section: 'Garbage collector controller' },
   'namespace-sync-period': { type: 'duration', default: 5 * 60_000, usage: 'The period for syncing namespace life-cycle updates.', section: 'Namespace controller' },
+  'max-endpoints-per-slice': { type: 'int', default: 100, usage: 'The maximum number of endpoints that will be added to an EndpointSlice. More endpoints per slice will result in less endpoint slices, but larger resources. Defaults to 100.', section: 'EndpointSlice controller' },
+  'endpoint-updates-batch-period': { type: 'duration', default: 0, usage: 'The length of endpoint updates batching period. Processing of pod changes will be delayed by this duration to join them with potential upcoming updates and reduce the overall number of endpoints updates. Larger number = higher endpoint programming latency, but lower number of endpoints revision generated', section: 'Endpoint controller' },
+  'endpointslice-updates-batch-period': { type: 'duration', default: 0, usage: 'The length of endpoint slice updates batching period. Processing of pod changes will be delayed by this duration to join them with potential upcoming updates and reduce the overall number of endpoints updates. Larger number = higher endpoint programming latency, but lower number of endpoints revision generated', section: 'EndpointSlice controller' },
   'resource-quota-sync-period': { type: 'duration', default: 5 * 60_000, usage: 'The period for syncing quota usage status in the system.', section: 'ResourceQuota controller' },
   'horizontal-pod-autoscaler-sync-period': { type: 'duration', default: 15_000, usage: 'The period for syncing the number of pods in horizontal pod autoscaler.', section: 'HPA controller' },
   'pvclaimbinder-sync-period': { type: 'duration', default: 15_000, usage: 'The period for syncing persistent volumes and persistent volume claims.' + UNUSED, section: 'Persistent volume binder controller' },
@@ -289,7 +292,7 @@ export function buildControllerOptions(v: ControllerManagerFlagValues, pem: { ro
   const conc: Record<string, number> = {};
   for (const [flag, controller] of Object.entries(concurrencyFlags)) conc[controller] = (v as Record<string, unknown>)[flag] as number;
   const extra: Record<string, string | number | boolean> = {};
-  for (const flag of ['cluster-name', 'enable-garbage-collector', 'namespace-sync-period', 'resource-quota-sync-period', 'horizontal-pod-autoscaler-sync-period', 'cluster-signing-duration', 'node-startup-grace-period'] as const) {
+  for (const flag of ['cluster-name', 'enable-garbage-collector', 'namespace-sync-period', 'resource-quota-sync-period', 'max-endpoints-per-slice', 'endpoint-updates-batch-period', 'endpointslice-updates-batch-period', 'horizontal-pod-autoscaler-sync-period', 'cluster-signing-duration', 'node-startup-grace-period'] as const) {
     extra[flag] = v[flag];
   }
   return {

@@ -6,3 +6,4 @@ export * from './priority.js';
 export * from './taint-nodes-by-condition.js';
 export * from './limit-ranger.js';
 export * from './resource-quota.js';
+export * from './storage-object-in-use-protection.js';
