@@ -1,0 +1,55 @@
+/**
+ * A CronJob with kubectl against `kcm up`: every minute it creates a Job
+ * (named by the scheduled minute) and keeps the successful history limit.
+ * Takes a few real minutes.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { startKcm, waitFor, type KcmProcess } from './harness.js';
+
+let kcm: KcmProcess;
+before(async () => {
+  kcm = await startKcm('up', [], { readyTimeoutMs: 60_000 });
+});
+after(async () => {
+  await kcm?.stop();
+});
+
+const apply = (obj: unknown) => kcm.kubectlOk(['apply', '--validate=false', '-n', 'default', '-f', '-'], { input: JSON.stringify(obj) });
+const getJson = async (args: string[]) => JSON.parse(await kcm.kubectlOk(['get', '-n', 'default', '-o', 'json', ...args]));
+
+describe('cronjob e2e', () => {
+  it('creates a job every minute and keeps successfulJobsHistoryLimit jobs', { timeout: 330_000 }, async () => {
+    await apply({
+      apiVersion: 'batch/v1',
+      kind: 'CronJob',
+      metadata: { name: 'every' },
+      spec: {
+        schedule: '* * * * *',
+        successfulJobsHistoryLimit: 1,
+        jobTemplate: { spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox:1', command: ['sleep', '1'] }] } } } },
+      },
+    });
+    const seen = new Set<string>();
+    await waitFor(
+      async () => {
+        const list = await getJson(['jobs']);
+        for (const j of list.items) if (j.metadata.ownerReferences?.[0]?.name === 'every') seen.add(j.metadata.name);
+        return seen.size >= 3;
+      },
+      300_000,
+      'three runs',
+      2000,
+    );
+    for (const name of seen) assert.match(name, /^every-\d+$/);
+    const jobs = await getJson(['jobs']);
+    const mine = jobs.items.filter((j: { metadata: { ownerReferences?: Array<{ name: string }> } }) => j.metadata.ownerReferences?.[0]?.name === 'every');
+    const complete = mine.filter((j: { status?: { conditions?: Array<{ type: string; status: string }> } }) => j.status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True'));
+    assert.ok(complete.length <= 2, `history pruned to the limit (a just-finished run may still be counted): ${complete.length}`);
+    const cj = await getJson(['cronjob', 'every']);
+    assert.ok(cj.status.lastScheduleTime);
+    assert.ok(cj.status.lastSuccessfulTime);
+    const ann = mine[0].metadata.annotations['batch.kubernetes.io/cronjob-scheduled-timestamp'];
+    assert.match(ann, /^\d{4}-\d\d-\d\dT\d\d:\d\d:00Z$/);
+  });
+});
