@@ -1,0 +1,187 @@
+/**
+ * A cluster CIDR cut into node-sized subnets with an allocation bitmap
+ * (pkg/controller/nodeipam/ipam/cidrset/cidr_set.go). IPv4 and IPv6.
+ */
+
+export interface ParsedCIDR {
+  /** Network address (host bits cleared). */
+  ip: bigint;
+  /** 32 or 128. */
+  bits: 32 | 128;
+  prefix: number;
+}
+
+function parseIPv4(s: string): bigint | undefined {
+  const parts = s.split('.');
+  if (parts.length !== 4) return undefined;
+  let v = 0n;
+  for (const p of parts) {
+    if (!/^\d{1,3}$/.test(p) || Number(p) > 255) return undefined;
+    v = (v << 8n) | BigInt(Number(p));
+  }
+  return v;
+}
+
+function parseIPv6(s: string): bigint | undefined {
+  let str = s;
+  let tail: bigint | undefined;
+  let tailGroups = 0;
+  const lastColon = str.lastIndexOf(':');
+  if (str.includes('.', lastColon)) {
+    tail = parseIPv4(str.slice(lastColon + 1));
+    if (tail === undefined) return undefined;
+    str = str.slice(0, lastColon + 1) + '0:0';
+    tailGroups = 2;
+  }
+  const halves = str.split('::');
+  if (halves.length > 2) return undefined;
+  const head = halves[0] ? halves[0].split(':') : [];
+  const rest = halves.length === 2 && halves[1] ? halves[1].split(':') : [];
+  const missing = 8 - head.length - rest.length;
+  if ((halves.length === 1 && missing !== 0) || missing < 0) return undefined;
+  const groups = [...head, ...Array<string>(halves.length === 2 ? missing : 0).fill('0'), ...rest];
+  let v = 0n;
+  for (const g of groups) {
+    if (!/^[0-9a-fA-F]{1,4}$/.test(g)) return undefined;
+    v = (v << 16n) | BigInt(parseInt(g, 16));
+  }
+  if (tail !== undefined && tailGroups) v = (v & ~0xffffffffn) | tail;
+  return v;
+}
+
+/** Parses `a.b.c.d/n` or `x:y::/n`; the address is masked to the network. Throws on malformed input. */
+export function parseCIDR(s: string): ParsedCIDR {
+  const i = s.indexOf('/');
+  if (i < 0) throw new Error(`invalid CIDR address: ${s}`);
+  const addr = s.slice(0, i);
+  const prefixStr = s.slice(i + 1);
+  const v6 = addr.includes(':');
+  const bits = v6 ? 128 : 32;
+  const ip = v6 ? parseIPv6(addr) : parseIPv4(addr);
+  const prefix = /^\d+$/.test(prefixStr) ? Number(prefixStr) : NaN;
+  if (ip === undefined || !(prefix >= 0 && prefix <= bits)) throw new Error(`invalid CIDR address: ${s}`);
+  return { ip: ip & maskOf(bits, prefix), bits, prefix };
+}
+
+function maskOf(bits: number, prefix: number): bigint {
+  const all = (1n << BigInt(bits)) - 1n;
+  return (all >> BigInt(bits - prefix)) << BigInt(bits - prefix);
+}
+
+function formatIP(ip: bigint, bits: 32 | 128): string {
+  if (bits === 32) return [24n, 16n, 8n, 0n].map((s) => String((ip >> s) & 255n)).join('.');
+  const groups = Array.from({ length: 8 }, (_, k) => Number((ip >> BigInt(112 - 16 * k)) & 0xffffn));
+  // Longest run of zero groups (2 or more) becomes '::', as Go's net.IP.String.
+  let best = -1;
+  let bestLen = 0;
+  for (let k = 0; k < 8; ) {
+    if (groups[k] !== 0) {
+      k++;
+      continue;
+    }
+    let j = k;
+    while (j < 8 && groups[j] === 0) j++;
+    if (j - k > bestLen && j - k >= 2) {
+      best = k;
+      bestLen = j - k;
+    }
+    k = j;
+  }
+  const hex = groups.map((g) => g.toString(16));
+  if (best < 0) return hex.join(':');
+  return `${hex.slice(0, best).join(':')}::${hex.slice(best + bestLen).join(':')}`;
+}
+
+export function formatCIDR(c: ParsedCIDR): string {
+  return `${formatIP(c.ip, c.bits)}/${c.prefix}`;
+}
+
+/** `b` contains the network address of `a` masked to b's prefix, or the other way round. */
+export function cidrsOverlap(a: ParsedCIDR, b: ParsedCIDR): boolean {
+  if (a.bits !== b.bits) return false;
+  const p = Math.min(a.prefix, b.prefix);
+  const m = maskOf(a.bits, p);
+  return (a.ip & m) === (b.ip & m);
+}
+
+export class CIDRRangeExhaustedError extends Error {
+  constructor() {
+    super('CIDR allocation failed; there are no remaining CIDRs left to allocate in the accepted range');
+    this.name = 'CIDRRangeExhaustedError';
+  }
+}
+
+export interface CIDRSet {
+  readonly clusterCIDR: ParsedCIDR;
+  readonly nodeMaskSize: number;
+  /** The next free subnet, round robin from the last one handed out. Throws CIDRRangeExhaustedError. */
+  allocateNext(): ParsedCIDR;
+  /** Marks every subnet overlapping `cidr` used. Throws when it is outside the cluster CIDR. */
+  occupy(cidr: ParsedCIDR): void;
+  /** Marks every subnet overlapping `cidr` free. Throws when it is outside the cluster CIDR. */
+  release(cidr: ParsedCIDR): void;
+  /** Subnets in use. */
+  allocatedCount(): number;
+}
+
+class Set_ implements CIDRSet {
+  private readonly used = new Set<number>();
+  private readonly max: number;
+  private nextCandidate = 0;
+
+  constructor(
+    readonly clusterCIDR: ParsedCIDR,
+    readonly nodeMaskSize: number,
+  ) {
+    if (clusterCIDR.prefix > nodeMaskSize) throw new Error(`CIDRSet: node mask size /${nodeMaskSize} is smaller than the cluster mask /${clusterCIDR.prefix}`);
+    // Upstream caps the subnet count at 2^16 (cidrset.clusterSubnetMaxDiff).
+    if (nodeMaskSize - clusterCIDR.prefix > 16) throw new Error('New CIDR set failed; the node CIDR size is too big');
+    this.max = 2 ** (nodeMaskSize - clusterCIDR.prefix);
+  }
+
+  private subnet(index: number): ParsedCIDR {
+    const shift = BigInt(this.clusterCIDR.bits - this.nodeMaskSize);
+    return { ip: this.clusterCIDR.ip | (BigInt(index) << shift), bits: this.clusterCIDR.bits, prefix: this.nodeMaskSize };
+  }
+
+  allocateNext(): ParsedCIDR {
+    for (let k = 0; k < this.max; k++) {
+      const idx = (this.nextCandidate + k) % this.max;
+      if (!this.used.has(idx)) {
+        this.used.add(idx);
+        this.nextCandidate = (idx + 1) % this.max;
+        return this.subnet(idx);
+      }
+    }
+    throw new CIDRRangeExhaustedError();
+  }
+
+  private indices(cidr: ParsedCIDR): [number, number] {
+    const c = this.clusterCIDR;
+    if (cidr.bits !== c.bits || !cidrsOverlap(cidr, c)) throw new Error(`cidr ${formatCIDR(cidr)} is out the range of cluster cidr ${formatCIDR(c)}`);
+    if (cidr.prefix <= c.prefix) return [0, this.max - 1];
+    const shift = BigInt(c.bits - this.nodeMaskSize);
+    const hostMask = (1n << BigInt(c.bits - cidr.prefix)) - 1n;
+    const first = cidr.ip;
+    const last = cidr.ip | hostMask;
+    return [Number((first - c.ip) >> shift), Number((last - c.ip) >> shift)];
+  }
+
+  occupy(cidr: ParsedCIDR): void {
+    const [b, e] = this.indices(cidr);
+    for (let i = b; i <= e; i++) this.used.add(i);
+  }
+
+  release(cidr: ParsedCIDR): void {
+    const [b, e] = this.indices(cidr);
+    for (let i = b; i <= e; i++) this.used.delete(i);
+  }
+
+  allocatedCount(): number {
+    return this.used.size;
+  }
+}
+
+export function newCIDRSet(clusterCIDR: ParsedCIDR, nodeMaskSize: number): CIDRSet {
+  return new Set_(clusterCIDR, nodeMaskSize);
+}
