@@ -7,15 +7,18 @@ import type { Kube } from '../../tools/cache/factory.js';
 import { setLogOutput } from '../../util/log/logger.js';
 import { newTestContext, type TestContext } from '../garbagecollector/test-support.js';
 import { verifyServiceAccountToken } from './jwt.js';
-import { descriptor } from './serviceaccounttoken-controller.js';
+import { descriptor, needsLegacyTokens } from './serviceaccounttoken-controller.js';
 
 const keys = generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
 const CA = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
 
 const sa = (name: string): Kube<ServiceAccount> => ({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace: 'ns' } }) as Kube<ServiceAccount>;
 
-async function start(seed: (t: TestContext) => void = () => {}) {
+/** Starts the controller against a server reporting `minor` (1.23: legacy token secrets are generated). */
+async function start(seed: (t: TestContext) => void = () => {}, minor = '23') {
   const t = newTestContext({ options: { serviceAccountPrivateKey: keys.privateKey, rootCA: CA } });
+  const base = t.ctx.discovery!;
+  t.ctx.discovery = { ...base, serverVersion: async () => ({ ...(await base.serverVersion()), minor, gitVersion: `v1.${minor}.0` }) };
   seed(t);
   const c = await descriptor.create(t.ctx);
   t.ctx.informers.start(t.stop.signal);
@@ -109,5 +112,33 @@ describe('serviceaccount-token controller', () => {
     assert.equal(verifyServiceAccountToken(Buffer.from(m.data!.token!, 'base64').toString(), keys.publicKey).secretName, 'manual');
     assert.ok(m.metadata?.annotations?.['kubernetes.io/service-account.uid']);
     await e.close();
+  });
+
+  it('generates legacy token secrets only for API servers before 1.24', () => {
+    assert.equal(needsLegacyTokens({ major: '1', minor: '23' }), true);
+    assert.equal(needsLegacyTokens({ major: '1', minor: '20+' }), true);
+    assert.equal(needsLegacyTokens({ major: '1', minor: '24' }), false);
+    assert.equal(needsLegacyTokens({ major: '1', minor: '33' }), false);
+    assert.equal(needsLegacyTokens({}), false);
+  });
+
+  it('on a current API server creates no token secret for a service account but still fills in a user-created one', async () => {
+    const e = await start((t) => t.fake.seed(GVR.serviceAccounts, sa('builder')), '31');
+    try {
+      await e.t.clock.advance(2000);
+      assert.equal((await tokenSecrets(e)).length, 0, 'no generated secret');
+      await e.secrets().create({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        type: 'kubernetes.io/service-account-token',
+        metadata: { name: 'manual', namespace: 'ns', annotations: { 'kubernetes.io/service-account.name': 'builder' } },
+      } as Kube<Secret>);
+      await e.settle(async () => !!(await e.secrets().get('manual')).data?.token, 'the manual token filled in');
+      const s = await e.secrets().get('manual');
+      const claims = verifyServiceAccountToken(Buffer.from(s.data!.token!, 'base64').toString(), keys.publicKey);
+      assert.equal(claims.serviceAccountName, 'builder');
+    } finally {
+      await e.close();
+    }
   });
 });

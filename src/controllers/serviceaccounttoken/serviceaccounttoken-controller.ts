@@ -2,13 +2,15 @@
  * The service-account token controller (pkg/controller/serviceaccount/tokens_controller.go).
  *
  * Enabled only with --service-account-private-key-file (as upstream).
- * - Every ServiceAccount gets a `kubernetes.io/service-account-token` Secret
- *   named `<sa>-token-<5 chars>`, annotated with the SA's name and uid,
- *   holding `token` (a legacy JWT signed with the key), `ca.crt`
- *   (--root-ca-file) and `namespace`, and referenced from the SA's
- *   `secrets`, as Kubernetes before 1.24 did (the ServiceAccount admission
- *   of those releases refuses pods until it exists). A deleted token Secret
- *   is dropped from `secrets` and a new one made.
+ * - On API servers before 1.24 (whose ServiceAccount admission refuses pods
+ *   until the token exists), every ServiceAccount gets a
+ *   `kubernetes.io/service-account-token` Secret named `<sa>-token-<5 chars>`,
+ *   annotated with the SA's name and uid, holding `token` (a legacy JWT
+ *   signed with the key), `ca.crt` (--root-ca-file) and `namespace`, and
+ *   referenced from the SA's `secrets`, as kube-controller-manager of those
+ *   releases did. A deleted token Secret is dropped from `secrets` and a new
+ *   one made. From 1.24 on (LegacyServiceAccountTokenNoAutoGeneration),
+ *   upstream no longer generates them, and neither does kcm.
  * - Token Secrets created by anyone else are filled in (token, ca.crt,
  *   namespace) as current Kubernetes does.
  * - Token Secrets of a ServiceAccount that is gone (or has another uid) are
@@ -86,6 +88,8 @@ class TokensController implements ServiceAccountTokenController {
   constructor(
     private readonly ctx: ControllerContext,
     privateKeyPem: string,
+    /** Generate a token Secret for every ServiceAccount (API servers before 1.24). */
+    private readonly autoGenerate: boolean,
   ) {
     this.log = ctx.logger(this.name);
     this.token = newTokenGenerator(privateKeyPem);
@@ -189,7 +193,7 @@ class TokensController implements ServiceAccountTokenController {
       for (const s of this.tokenSecrets(gone)) await this.deleteToken(s.metadata?.namespace ?? '', s.metadata?.name ?? '', s.metadata?.uid ?? '');
       return;
     }
-    if (await this.ensureReferencedToken(sa)) this.saWorker.enqueueRateLimited(key);
+    if (this.autoGenerate && (await this.ensureReferencedToken(sa))) this.saWorker.enqueueRateLimited(key);
   }
 
   /** Creates and references a token Secret unless one is referenced. True when the caller should retry later. */
@@ -350,8 +354,35 @@ class TokensController implements ServiceAccountTokenController {
   }
 }
 
-export function newServiceAccountTokenController(ctx: ControllerContext, privateKeyPem: string): ServiceAccountTokenController {
-  return new TokensController(ctx, privateKeyPem);
+export interface ServiceAccountTokenOptions {
+  /** Generate a token Secret for every ServiceAccount, as upstream did before 1.24 (default true). */
+  autoGenerate?: boolean;
+}
+
+export function newServiceAccountTokenController(ctx: ControllerContext, privateKeyPem: string, opts: ServiceAccountTokenOptions = {}): ServiceAccountTokenController {
+  return new TokensController(ctx, privateKeyPem, opts.autoGenerate ?? true);
+}
+
+/** True for API servers older than 1.24, whose service accounts need generated token Secrets. */
+export function needsLegacyTokens(version: { major?: string; minor?: string }): boolean {
+  const major = parseInt(version.major ?? '', 10);
+  const minor = parseInt(version.minor ?? '', 10); // may carry a '+' suffix
+  if (Number.isNaN(major) || Number.isNaN(minor)) return false;
+  return major < 1 || (major === 1 && minor < 24);
+}
+
+async function create(ctx: ControllerContext): Promise<Controller> {
+  const key = ctx.options.serviceAccountPrivateKey;
+  if (!key) return notStarted(ctx);
+  let autoGenerate = false;
+  if (ctx.discovery) {
+    try {
+      autoGenerate = needsLegacyTokens(await ctx.discovery.serverVersion());
+    } catch (err) {
+      ctx.logger(SERVICEACCOUNT_TOKEN_CONTROLLER_NAME).error(err, 'reading the server version failed; not generating legacy token secrets');
+    }
+  }
+  return newServiceAccountTokenController(ctx, key, { autoGenerate });
 }
 
 function notStarted(ctx: ControllerContext): Controller {
@@ -372,5 +403,5 @@ export const descriptor: ControllerDescriptor = {
   aliases: ['serviceaccount-token'],
   requiredResources: [GVR.serviceAccounts, GVR.secrets],
   defaultWorkers: 5,
-  create: (ctx) => (ctx.options.serviceAccountPrivateKey ? newServiceAccountTokenController(ctx, ctx.options.serviceAccountPrivateKey) : notStarted(ctx)),
+  create,
 };
