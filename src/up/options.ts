@@ -25,6 +25,11 @@ const ownFlags = {
   },
   'secure-port': { type: 'int', default: 6443, usage: "The API server's HTTPS port. 0 picks a free port.", section: 'API server' },
   'bind-address': { type: 'string', default: '127.0.0.1', typeName: 'ip', usage: 'The IP address the API server listens on.', section: 'API server' },
+  'authorization-mode': { type: 'string', default: 'AlwaysAllow', oneOf: ['AlwaysAllow', 'RBAC'], usage: "The API server's authorization of authenticated requests: AlwaysAllow or RBAC.", section: 'API server' },
+  'service-account-key-file': { type: 'stringList', default: [], usage: 'PEM files with keys that verify ServiceAccount tokens. Default: the signing key.', section: 'API server' },
+  'service-account-signing-key-file': { type: 'string', default: '', usage: 'Private key that signs TokenRequest tokens. Default: --service-account-private-key-file, else <data-dir>/pki/sa.key.', section: 'API server' },
+  'service-account-issuer': { type: 'stringList', default: ['https://kubernetes.default.svc.cluster.local'], usage: 'Service account token issuer (iss). The first value signs; every value is accepted.', section: 'API server' },
+  'api-audiences': { type: 'stringList', default: [], usage: 'Identifiers of the API; service account tokens must carry one in aud. Default: the issuers.', section: 'API server' },
   'controller-manager-secure-port': { type: 'int', default: 10257, usage: "The controller manager's HTTPS port (/healthz, /metrics, /configz). 0 disables it.", section: 'Controller manager serving' },
   'controller-manager-bind-address': { type: 'string', default: '127.0.0.1', typeName: 'ip', usage: "The IP address the controller manager's endpoints listen on.", section: 'Controller manager serving' },
 } as const satisfies FlagSpec;
@@ -36,6 +41,8 @@ export const upFlags = {
   'kube-api-qps': { ...controllerManagerFlags['kube-api-qps'], default: 200, usage: 'QPS of the controller manager towards the API server (higher than upstream\'s 20 in kcm up: one local server, start-up lists every resource).' },
   'kube-api-burst': { ...controllerManagerFlags['kube-api-burst'], default: 400, usage: 'Burst of the controller manager towards the API server.' },
   'leader-elect': { ...controllerManagerFlags['leader-elect'], default: false, usage: 'Run leader election for the controller manager (off in kcm up: there is one).' },
+  'allocate-node-cidrs': { ...controllerManagerFlags['allocate-node-cidrs'], default: true, usage: 'Give each node a spec.podCIDR from --cluster-cidr (on in kcm up, as kubeadm and kind set it up; the simulated nodes take pod IPs from it).' },
+  'cluster-cidr': { ...controllerManagerFlags['cluster-cidr'], default: '10.244.0.0/16', usage: 'CIDR range for pods in the cluster (kcm up default 10.244.0.0/16).' },
   'service-cluster-ip-range': { ...controllerManagerFlags['service-cluster-ip-range'], default: '10.0.0.0/24', usage: 'CIDR range for Service cluster IPs (API server and controller manager).' },
   ...loggingFlags,
 } as const satisfies FlagSpec;

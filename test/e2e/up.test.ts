@@ -31,7 +31,7 @@ describe('kcm up', () => {
   let lifecycle = false;
   before(async () => {
     lifecycle = await implemented('node-lifecycle-controller');
-    kcm = await startKcm('up', ['--controller-manager-secure-port', '0', '--node-monitor-grace-period=6s', '--node-monitor-period=1s']);
+    kcm = await startKcm('up', ['--controller-manager-secure-port', '0', '--node-monitor-grace-period=15s', '--node-monitor-period=1s']);
     await waitFor(() => /kcm up: ready in \d+ ms/.test(kcm.stdout()), 20_000, `kcm up to report ready (stdout: ${kcm.stdout()})`);
   });
   after(async () => {
