@@ -59,9 +59,9 @@ describe('builtin resources', () => {
       seen.add(key);
       assert.equal(Object.isFrozen(r), true);
     }
-    // 17 core/v1 resources + 32 in the other groups (HPA counted in v2 and v1).
+    // 17 core/v1 resources + 34 in the other groups (HPA counted in v2 and v1).
     assert.equal(builtinResources.filter((r) => r.group === '').length, 17);
-    assert.equal(builtinResources.length, 49);
+    assert.equal(builtinResources.length, 51);
   });
 
   it('puts exactly the kubectl "all" resources in the all category', () => {

@@ -144,7 +144,9 @@ const table: Record<string, Record<string, Record<string, Def>>> = {
   },
   'authorization.k8s.io': {
     v1: {
+      localsubjectaccessreviews: { kind: 'LocalSubjectAccessReview', namespaced: true, verbs: CREATE_ONLY },
       selfsubjectaccessreviews: { kind: 'SelfSubjectAccessReview', namespaced: false, verbs: CREATE_ONLY },
+      selfsubjectrulesreviews: { kind: 'SelfSubjectRulesReview', namespaced: false, verbs: CREATE_ONLY },
       subjectaccessreviews: { kind: 'SubjectAccessReview', namespaced: false, verbs: CREATE_ONLY },
     },
   },

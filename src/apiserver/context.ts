@@ -11,6 +11,7 @@ import type { ApiMetrics } from './metrics.js';
 import type { Rendering } from './output.js';
 import type { UserInfo, Verb } from './request-info.js';
 import type { ServiceAllocators } from './ipalloc.js';
+import type { Authorizer } from './authz/rbac.js';
 
 export interface ServerContext {
   storage: Storage;
@@ -26,6 +27,40 @@ export interface ServerContext {
   minRequestTimeoutSeconds: number;
   /** Bookmark period of watches, in milliseconds (upstream: about a minute). */
   bookmarkIntervalMs: number;
+  /** What the authentication and authorization APIs use (reviews, TokenRequest). */
+  auth: ServerAuth;
+}
+
+/** The outcome of authenticating one bearer token for a TokenReview. */
+export type TokenReviewResult = { user: UserInfo; audiences: string[] } | { error: string };
+
+/** A bound service-account token to sign (TokenRequest, after validation). */
+export interface TokenSignRequest {
+  namespace: string;
+  serviceAccount: { name: string; uid: string };
+  audiences: readonly string[];
+  /** The token's lifetime (exp - iat). */
+  expirationSeconds: number;
+  /** Sets the `warnafter` claim this many seconds from now (extended pod-bound tokens). */
+  warnAfterSeconds?: number;
+  boundObject?: { kind: 'Pod' | 'Secret' | 'Node'; name: string; uid: string };
+  node?: { name: string; uid: string };
+}
+
+export interface ServerAuth {
+  /** The authorizer of this server; undefined under AlwaysAllow (everything allowed). */
+  authorizer?: Authorizer;
+  /**
+   * Authenticates a bearer token as requests are authenticated, for
+   * `audiences` (empty: the API audiences). Absent: TokenReview answers that
+   * token authentication is not configured.
+   */
+  reviewToken?(token: string, audiences: readonly string[]): Promise<TokenReviewResult>;
+  /** Signs bound service-account tokens; absent without --service-account-signing-key-file. */
+  tokenSigner?: {
+    readonly apiAudiences: readonly string[];
+    sign(req: TokenSignRequest): { token: string; expiresAtMs: number };
+  };
 }
 
 export interface RequestScope {

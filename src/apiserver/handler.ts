@@ -20,7 +20,7 @@ import { newResourceTable, type ResourceTable } from './resources.js';
 import { Store, storagePrefix, type WriteHooks } from './store.js';
 import { newApiMetrics, type ApiMetrics } from './metrics.js';
 import { newServiceAllocators, nthIp, type ServiceAllocators } from './ipalloc.js';
-import type { ServerContext } from './context.js';
+import type { ServerAuth, ServerContext } from './context.js';
 import type { UserInfo } from './request-info.js';
 import { route, type HealthCheck } from './router.js';
 import { installCustomResources } from './crd/install.js';
@@ -55,6 +55,8 @@ export interface ApiHandlerOptions {
   admission?: (defaults: AdmissionPlugin[], reader: ObjectReader) => AdmissionPlugin[];
   /** kube-apiserver --authorization-mode: AlwaysAllow (default) or RBAC (bootstrap roles are created at start). */
   authorizationMode?: 'AlwaysAllow' | 'RBAC';
+  /** Token review and signing for the authentication APIs (TokenReview, serviceaccounts/token); the authorizer is added here. */
+  auth?: Omit<ServerAuth, 'authorizer'>;
 }
 
 export interface ApiHandler {
@@ -121,6 +123,7 @@ export async function createApiHandler(opts: ApiHandlerOptions): Promise<ApiHand
     watches: new Set(),
     minRequestTimeoutSeconds: opts.minRequestTimeoutSeconds ?? 1800,
     bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000,
+    auth: { ...(opts.auth ?? {}) },
   };
   const checks: HealthCheck[] = [
     { name: 'log', check: () => true },
@@ -143,6 +146,7 @@ export async function createApiHandler(opts: ApiHandlerOptions): Promise<ApiHand
   };
   for (const name of systemNamespaces) await ensure('', 'namespaces', '', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
   const authorizer: Authorizer | undefined = opts.authorizationMode === 'RBAC' ? newRbacAuthorizer(lister, reader) : undefined;
+  if (authorizer) server.auth.authorizer = authorizer;
   if (authorizer) {
     for (const cr of bootstrapClusterRoles) await ensure('rbac.authorization.k8s.io', 'clusterroles', '', structuredClone(cr) as unknown as KubeObject);
     for (const b of bootstrapClusterRoleBindings) await ensure('rbac.authorization.k8s.io', 'clusterrolebindings', '', structuredClone(b) as unknown as KubeObject);

@@ -18,6 +18,7 @@ import { handleUpdate } from './handlers/update.js';
 import { handlePatch } from './handlers/patch.js';
 import { handleDelete, handleDeleteCollection } from './handlers/delete.js';
 import { bind, handleSubresource } from './handlers/subresources.js';
+import { handleReview, isReviewResource } from './handlers/reviews.js';
 import { createOpenApiHandler, type OpenApiHandler, type SwaggerFragment } from './openapi/index.js';
 import { aggregatedDiscovery, wantsAggregatedDiscovery } from './discovery.js';
 import { registerBuiltinTables } from './tables/index.js';
@@ -210,6 +211,7 @@ async function resource(
   }
   if (r.virtual) {
     if (info.verb !== 'create') throw methodNotAllowed(info.verb, r);
+    if (isReviewResource(r) && !info.name) return handleReview(s);
     throw notSupported(`${r.resource}.${r.group} is not supported by this server yet`);
   }
   if (info.subresource) {

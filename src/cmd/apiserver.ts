@@ -7,7 +7,10 @@
  * `kcm apiserver listening on https://127.0.0.1:<port>` (printed last; tools
  * may wait for it).
  */
+import { join, resolve } from 'node:path';
 import { startApiServer } from '../apiserver/serve/index.js';
+import type { ServiceAccountTokenOptions } from '../apiserver/serve/sa-setup.js';
+import { ensureServiceAccountKey } from '../up/sa-key.js';
 import { newLogger, setLogFormat, setVerbosity } from '../util/log/logger.js';
 import { FlagError, flagUsage, loggingFlags, parseFlags, type FlagSpec } from './flags.js';
 
@@ -18,8 +21,26 @@ export const apiserverFlags = {
   'secure-port': { type: 'int', default: 6443, usage: 'The port on which to serve HTTPS with authentication and authorization. 0 picks a free port.', section: 'Secure serving' },
   'service-cluster-ip-range': { type: 'string', default: '10.0.0.0/24', typeName: 'cidr', usage: 'A CIDR notation IP range from which to assign service cluster IPs.', section: 'Generic' },
   'authorization-mode': { type: 'string', default: 'AlwaysAllow', oneOf: ['AlwaysAllow', 'RBAC'], usage: 'Authorization of authenticated requests: AlwaysAllow or RBAC (roles and bindings enforced; system:masters always allowed).', section: 'Authorization' },
+  'service-account-key-file': { type: 'stringList', default: [], usage: 'File containing PEM-encoded RSA or ECDSA private or public keys (or certificates), used to verify ServiceAccount tokens. May be given several times. Default: the public half of --service-account-signing-key-file.', section: 'Authentication' },
+  'service-account-signing-key-file': { type: 'string', default: '', usage: 'Path to the file that contains the current private key of the service account token issuer; TokenRequest tokens are signed with it. Default when no service-account key flag is given: <data-dir>/pki/sa.key (created when missing).', section: 'Authentication' },
+  'service-account-issuer': { type: 'stringList', default: ['https://kubernetes.default.svc.cluster.local'], usage: 'Identifier of the service account token issuer (the iss claim). The first value signs; every value is accepted.', section: 'Authentication' },
+  'api-audiences': { type: 'stringList', default: [], usage: 'Identifiers of the API. Service account tokens must carry one of them in aud. Default: the issuers.', section: 'Authentication' },
   ...loggingFlags,
 } as const satisfies FlagSpec;
+
+/**
+ * The service-account key flags as startApiServer takes them; with no key
+ * flag at all, the data directory's `pki/sa.key` (created when missing)
+ * signs and verifies, so tokens survive restarts.
+ */
+export function serviceAccountOptions(
+  v: { 'data-dir': string; 'service-account-key-file': readonly string[]; 'service-account-signing-key-file': string; 'service-account-issuer': readonly string[]; 'api-audiences': readonly string[] },
+): ServiceAccountTokenOptions {
+  let signingKeyFile = v['service-account-signing-key-file'];
+  const keyFiles = [...v['service-account-key-file']];
+  if (!signingKeyFile && keyFiles.length === 0) signingKeyFile = ensureServiceAccountKey(join(resolve(v['data-dir']), 'pki')).keyPath;
+  return { keyFiles, ...(signingKeyFile ? { signingKeyFile } : {}), issuers: [...v['service-account-issuer']], apiAudiences: [...v['api-audiences']] };
+}
 
 const description = 'Run the embedded Kubernetes API server: HTTPS, SQLite storage with a watch cache, an admin kubeconfig in the data directory.';
 
@@ -47,7 +68,15 @@ export async function run(args: string[]): Promise<number> {
   setLogFormat(v['logging-format'] === 'json' ? 'json' : 'text');
   const log = newLogger('apiserver');
 
+  let serviceAccounts: ServiceAccountTokenOptions;
+  try {
+    serviceAccounts = serviceAccountOptions(v);
+  } catch (err) {
+    process.stderr.write(`Error: cannot set up the service-account key: ${(err as Error).message}\n`);
+    return 1;
+  }
   const server = await startApiServer({
+    serviceAccounts,
     dataDir: v['data-dir'],
     bindAddress: v['bind-address'],
     securePort: v['secure-port'],

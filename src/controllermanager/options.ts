@@ -79,9 +79,9 @@ export const controllerManagerFlags = {
   // Service accounts and certificates
   'root-ca-file': { type: 'string', default: '', usage: "If set, this root certificate authority will be included in service account's token secret. This must be a valid PEM-encoded CA bundle.", section: 'Service account controller' },
   'service-account-private-key-file': { type: 'string', default: '', usage: 'Filename containing a PEM-encoded private RSA or ECDSA key used to sign service account tokens.', section: 'Service account controller' },
-  'cluster-signing-cert-file': { type: 'string', default: '', usage: 'Filename containing a PEM-encoded X509 CA certificate used to issue cluster-scoped certificates.' + UNUSED, section: 'CSR signing controller' },
-  'cluster-signing-key-file': { type: 'string', default: '', usage: 'Filename containing a PEM-encoded RSA or ECDSA private key used to sign cluster-scoped certificates.' + UNUSED, section: 'CSR signing controller' },
-  'cluster-signing-duration': { type: 'duration', default: 8760 * 3_600_000, usage: 'The max length of duration signed certificates will be given.' + UNUSED, section: 'CSR signing controller' },
+  'cluster-signing-cert-file': { type: 'string', default: '', usage: 'Filename containing a PEM-encoded X509 CA certificate used to issue cluster-scoped certificates.', section: 'CSR signing controller' },
+  'cluster-signing-key-file': { type: 'string', default: '', usage: 'Filename containing a PEM-encoded RSA or ECDSA private key used to sign cluster-scoped certificates.', section: 'CSR signing controller' },
+  'cluster-signing-duration': { type: 'duration', default: 8760 * 3_600_000, usage: 'The max length of duration signed certificates will be given.', section: 'CSR signing controller' },
 
   // Garbage collector, namespaces, HPA
   'enable-garbage-collector': { type: 'bool', default: true, usage: 'Enables the generic garbage collector. MUST be synced with the corresponding flag of the kube-apiserver.', section: 'Garbage collector controller' },
@@ -91,6 +91,8 @@ export const controllerManagerFlags = {
   'endpointslice-updates-batch-period': { type: 'duration', default: 0, usage: 'The length of endpoint slice updates batching period. Processing of pod changes will be delayed by this duration to join them with potential upcoming updates and reduce the overall number of endpoints updates. Larger number = higher endpoint programming latency, but lower number of endpoints revision generated', section: 'EndpointSlice controller' },
   'resource-quota-sync-period': { type: 'duration', default: 5 * 60_000, usage: 'The period for syncing quota usage status in the system.', section: 'ResourceQuota controller' },
   'horizontal-pod-autoscaler-sync-period': { type: 'duration', default: 15_000, usage: 'The period for syncing the number of pods in horizontal pod autoscaler.', section: 'HPA controller' },
+  'horizontal-pod-autoscaler-downscale-stabilization': { type: 'duration', default: 5 * 60_000, usage: 'The period for which autoscaler will look backwards and not scale down below any recommendation it made during that period.', section: 'HPA controller' },
+  'horizontal-pod-autoscaler-tolerance': { type: 'float', default: 0.1, usage: 'The minimum change (from 1.0) in the desired-to-actual metrics ratio for the horizontal pod autoscaler to consider scaling.', section: 'HPA controller' },
   'pvclaimbinder-sync-period': { type: 'duration', default: 15_000, usage: 'The period for syncing persistent volumes and persistent volume claims.' + UNUSED, section: 'Persistent volume binder controller' },
 
   // Concurrency
@@ -292,7 +294,7 @@ export function buildControllerOptions(v: ControllerManagerFlagValues, pem: { ro
   const conc: Record<string, number> = {};
   for (const [flag, controller] of Object.entries(concurrencyFlags)) conc[controller] = (v as Record<string, unknown>)[flag] as number;
   const extra: Record<string, string | number | boolean> = {};
-  for (const flag of ['cluster-name', 'enable-garbage-collector', 'namespace-sync-period', 'resource-quota-sync-period', 'max-endpoints-per-slice', 'endpoint-updates-batch-period', 'endpointslice-updates-batch-period', 'horizontal-pod-autoscaler-sync-period', 'cluster-signing-duration', 'node-startup-grace-period'] as const) {
+  for (const flag of ['cluster-name', 'enable-garbage-collector', 'namespace-sync-period', 'resource-quota-sync-period', 'max-endpoints-per-slice', 'endpoint-updates-batch-period', 'endpointslice-updates-batch-period', 'horizontal-pod-autoscaler-sync-period', 'horizontal-pod-autoscaler-downscale-stabilization', 'horizontal-pod-autoscaler-tolerance', 'cluster-signing-duration', 'node-startup-grace-period'] as const) {
     extra[flag] = v[flag];
   }
   return {

@@ -68,7 +68,15 @@ export async function runControllerSide(cfg: ControllerSideConfig, signal: Abort
   const cm = newControllerManager({
     restConfig: cmRest,
     controllers: cfg.controllers,
-    options: buildControllerOptions(cfg.cm, { ...(rootCA ? { rootCA } : {}), ...(saKey ? { serviceAccountPrivateKey: saKey } : {}) }),
+    // The cluster CA signs CSRs too (as kubeadm sets --cluster-signing-*-file), unless flags say otherwise.
+    options: buildControllerOptions(
+      {
+        ...cfg.cm,
+        'cluster-signing-cert-file': cfg.cm['cluster-signing-cert-file'] || join(pki, 'ca.crt'),
+        'cluster-signing-key-file': cfg.cm['cluster-signing-key-file'] || join(pki, 'ca.key'),
+      },
+      { ...(rootCA ? { rootCA } : {}), ...(saKey ? { serviceAccountPrivateKey: saKey } : {}) },
+    ),
     leaderElection: {
       enabled: cfg.cm['leader-elect'],
       leaseDurationMs: cfg.cm['leader-elect-lease-duration'],

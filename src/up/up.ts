@@ -9,7 +9,7 @@
  * `kcm up: ready in N ms` once caches are synced and the nodes are Ready.
  * SIGTERM/SIGINT: stop the controller side, then the API server; exit 0.
  */
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { startApiServer, type RunningApiServer } from '../apiserver/serve/index.js';
 import { newKubeClient, type KubeClient } from '../client/client.js';
 import { newRestConfig } from '../client/rest-config.js';
@@ -62,7 +62,18 @@ export async function runUp(o: UpOptions, startedAt: number, signal: AbortSignal
 
   let server: RunningApiServer;
   try {
+    const sa = ensureServiceAccountKey(join(resolve(v['data-dir']), 'pki'));
+    if (sa.created) log.info({ path: sa.keyPath }, 'wrote the service-account signing key');
+    const signingKeyFile = v['service-account-signing-key-file'] || o.cm['service-account-private-key-file'] || sa.keyPath;
     server = await startApiServer({
+      serviceAccounts: {
+        // Default: verify what TokenRequest signs and what the token controller signs (legacy Secrets).
+        keyFiles: v['service-account-key-file'].length > 0 ? [...v['service-account-key-file']] : [...new Set([signingKeyFile, o.cm['service-account-private-key-file'] || sa.keyPath])],
+        signingKeyFile,
+        issuers: [...v['service-account-issuer']],
+        apiAudiences: [...v['api-audiences']],
+      },
+      authorizationMode: v['authorization-mode'] === 'RBAC' ? 'RBAC' : 'AlwaysAllow',
       dataDir: v['data-dir'],
       bindAddress: v['bind-address'],
       securePort: v['secure-port'],
@@ -83,8 +94,6 @@ export async function runUp(o: UpOptions, startedAt: number, signal: AbortSignal
   );
   status.update({ apiServerReadyMs: Date.now() - startedAt });
 
-  const sa = ensureServiceAccountKey(join(dataDir, 'pki'));
-  if (sa.created) log.info({ path: sa.keyPath }, 'wrote the service-account signing key');
 
   const config: ControllerSideConfig = {
     dataDir,

@@ -98,3 +98,140 @@ describe('field validation and managedFields on writes', () => {
     assert.equal(bad.body.message, 'failed to create typed patch object (apps/v1, Kind=Deployment): .spec.foo: field not declared in schema');
   });
 });
+
+describe('field validation of manifests using fields added after Kubernetes 1.20', () => {
+  let t: TestServer;
+  before(async () => {
+    t = await startTestServer();
+  });
+  after(async () => {
+    await t.close();
+  });
+
+  const podSpec = (app: string) => ({
+    os: { name: 'linux' },
+    hostUsers: true,
+    schedulingGates: [{ name: 'example.com/gate' }],
+    resources: { limits: { cpu: '1' } },
+    securityContext: { appArmorProfile: { type: 'RuntimeDefault' }, seccompProfile: { type: 'RuntimeDefault' }, supplementalGroupsPolicy: 'Merge' },
+    topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'zone', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { app } }, minDomains: 1, matchLabelKeys: ['pod-template-hash'], nodeTaintsPolicy: 'Honor' }],
+    affinity: { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 1, podAffinityTerm: { topologyKey: 'host', namespaceSelector: {}, matchLabelKeys: ['app'] } }] } },
+    initContainers: [{ name: 'sidecar', image: 'busybox', restartPolicy: 'Always', startupProbe: { grpc: { port: 9000 } } }],
+    containers: [{
+      name: 'app',
+      image: 'nginx',
+      resizePolicy: [{ resourceName: 'cpu', restartPolicy: 'NotRequired' }],
+      lifecycle: { preStop: { sleep: { seconds: 5 } } },
+      livenessProbe: { grpc: { port: 8080, service: 'health' }, terminationGracePeriodSeconds: 10 },
+      volumeMounts: [{ name: 'data', mountPath: '/data', readOnly: true, recursiveReadOnly: 'IfPossible' }],
+    }],
+    volumes: [{ name: 'data', image: { reference: 'example.com/data:v1', pullPolicy: 'IfNotPresent' } }],
+  });
+  const template = (app: string) => ({ metadata: { labels: { app } }, spec: podSpec(app) });
+
+  const manifests: [string, Record<string, unknown>][] = [
+    ['/apis/apps/v1/namespaces/default/deployments', {
+      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'modern' },
+      spec: { replicas: 1, selector: { matchLabels: { app: 'modern' } }, template: template('modern') },
+    }],
+    ['/apis/apps/v1/namespaces/default/statefulsets', {
+      apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'modern' },
+      spec: {
+        serviceName: 'modern', replicas: 1, minReadySeconds: 5, ordinals: { start: 3 },
+        persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Delete', whenScaled: 'Retain' },
+        updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1 } },
+        selector: { matchLabels: { app: 'modern' } }, template: template('modern'),
+        volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], volumeAttributesClassName: 'fast', resources: { requests: { storage: '1Gi' } } } }],
+      },
+    }],
+    ['/apis/batch/v1/namespaces/default/jobs', {
+      apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'modern' },
+      spec: {
+        completionMode: 'Indexed', completions: 3, parallelism: 3, backoffLimitPerIndex: 1, maxFailedIndexes: 1,
+        podReplacementPolicy: 'Failed', managedBy: 'kubernetes.io/job-controller', suspend: false,
+        successPolicy: { rules: [{ succeededIndexes: '0-1', succeededCount: 1 }] },
+        podFailurePolicy: { rules: [{ action: 'FailJob', onExitCodes: { containerName: 'app', operator: 'In', values: [42] } }, { action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget', status: 'True' }] }] },
+        template: { spec: { ...podSpec('job'), restartPolicy: 'Never' } },
+      },
+    }],
+    ['/apis/batch/v1/namespaces/default/cronjobs', {
+      apiVersion: 'batch/v1', kind: 'CronJob', metadata: { name: 'modern' },
+      spec: { schedule: '*/5 * * * *', timeZone: 'Etc/UTC', jobTemplate: { spec: { podFailurePolicy: { rules: [{ action: 'Count', onExitCodes: { operator: 'NotIn', values: [0] } }] }, template: { spec: { ...podSpec('cron'), restartPolicy: 'OnFailure' } } } } },
+    }],
+  ];
+
+  for (const [path, obj] of manifests) {
+    it(`accepts a modern ${obj.kind as string} under fieldValidation=Strict and keeps its fields`, async () => {
+      const res = await t.request('POST', `${path}?fieldValidation=Strict`, obj);
+      assert.equal(res.status, 201, res.text);
+      assert.equal(res.headers.warning, undefined);
+      const spec = obj.kind === 'CronJob' ? res.body.spec.jobTemplate.spec.template.spec : res.body.spec.template.spec;
+      assert.deepEqual(spec.os, { name: 'linux' });
+      assert.deepEqual(spec.initContainers[0].restartPolicy, 'Always');
+      assert.deepEqual(spec.containers[0].lifecycle.preStop.sleep, { seconds: 5 });
+    });
+  }
+
+  it('still refuses a misspelled field next to the new ones', async () => {
+    const [path, obj] = manifests[2]!;
+    const typo = structuredClone(obj) as any;
+    typo.metadata.name = 'typo';
+    typo.spec.podFailurePolicy.rules[0].onExitCode = typo.spec.podFailurePolicy.rules[0].onExitCodes;
+    delete typo.spec.podFailurePolicy.rules[0].onExitCodes;
+    typo.spec.template.spec.containers[0].resizePolicys = [];
+    const res = await t.request('POST', `${path}?fieldValidation=Strict`, typo);
+    assert.equal(res.status, 400, res.text);
+    assert.equal(res.body.message, 'strict decoding error: unknown field "spec.podFailurePolicy.rules[0].onExitCode", unknown field "spec.template.spec.containers[0].resizePolicys"');
+  });
+
+  it('keeps PodDisruptionBudget status conditions written with the default validation', async () => {
+    const pdbs = '/apis/policy/v1/namespaces/default/poddisruptionbudgets';
+    const created = await t.request('POST', pdbs, { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'pdb' }, spec: { minAvailable: 1, selector: { matchLabels: { app: 'x' } }, unhealthyPodEvictionPolicy: 'AlwaysAllow' } });
+    assert.equal(created.status, 201, created.text);
+    assert.equal(created.body.spec.unhealthyPodEvictionPolicy, 'AlwaysAllow');
+    const condition = { type: 'DisruptionAllowed', status: 'False', reason: 'InsufficientPods', message: '', lastTransitionTime: '2024-01-01T00:00:00Z', observedGeneration: 1 };
+    const body = { ...created.body, status: { disruptionsAllowed: 0, currentHealthy: 0, desiredHealthy: 1, expectedPods: 0, observedGeneration: 1, conditions: [condition] } };
+    const res = await t.request('PUT', `${pdbs}/pdb/status`, body);
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.headers.warning, undefined);
+    assert.deepEqual(res.body.status.conditions, [condition]);
+  });
+
+  it('accepts a CustomResourceDefinition with CEL rules and selectable fields under Strict', async () => {
+    const schema = {
+      type: 'object',
+      properties: { spec: { type: 'object', properties: { min: { type: 'integer' }, max: { type: 'integer' } }, 'x-kubernetes-validations': [{ rule: 'self.min <= self.max', message: 'min above max', reason: 'FieldValueInvalid', fieldPath: '.min' }] } },
+    };
+    const crd = {
+      apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'ranges.example.com' },
+      spec: {
+        group: 'example.com', scope: 'Namespaced', names: { plural: 'ranges', singular: 'range', kind: 'Range', listKind: 'RangeList' },
+        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: schema }, selectableFields: [{ jsonPath: '.spec.min' }] }],
+      },
+    };
+    const res = await t.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions?fieldValidation=Strict', crd);
+    assert.equal(res.status, 201, res.text);
+    assert.equal(res.body.spec.versions[0].schema.openAPIV3Schema.properties.spec['x-kubernetes-validations'][0].rule, 'self.min <= self.max');
+    assert.deepEqual(res.body.spec.versions[0].selectableFields, [{ jsonPath: '.spec.min' }]);
+  });
+
+  it('accepts newer Service, EndpointSlice and Node fields under Strict', async () => {
+    const svc = await t.request('POST', '/api/v1/namespaces/default/services?fieldValidation=Strict', {
+      apiVersion: 'v1', kind: 'Service', metadata: { name: 'modern' },
+      spec: { selector: { app: 'modern' }, ports: [{ port: 80 }], trafficDistribution: 'PreferClose', internalTrafficPolicy: 'Local', ipFamilyPolicy: 'SingleStack' },
+    });
+    assert.equal(svc.status, 201, svc.text);
+    const slice = await t.request('POST', '/apis/discovery.k8s.io/v1/namespaces/default/endpointslices?fieldValidation=Strict', {
+      apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'modern-1' }, addressType: 'IPv4',
+      endpoints: [{ addresses: ['10.0.0.1'], conditions: { ready: true, serving: true, terminating: false }, nodeName: 'n1', zone: 'a', hints: { forZones: [{ name: 'a' }] } }],
+    });
+    assert.equal(slice.status, 201, slice.text);
+    const node = await t.request('POST', '/api/v1/nodes?fieldValidation=Strict', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'modern' } });
+    assert.equal(node.status, 201, node.text);
+    const status = { ...node.body, status: { features: { supplementalGroupsPolicy: true }, runtimeHandlers: [{ name: 'runc', features: { recursiveReadOnlyMounts: true, userNamespaces: true } }] } };
+    const res = await t.request('PUT', '/api/v1/nodes/modern/status?fieldValidation=Strict', status);
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(res.body.status.features, { supplementalGroupsPolicy: true });
+    assert.equal(res.body.status.runtimeHandlers[0].features.userNamespaces, true);
+  });
+});

@@ -15,6 +15,7 @@ import { partialObjectMetadata, toTable } from '../table.js';
 import { dryRunOf, readJsonBody, readObject } from './decode.js';
 import { handleUpdate } from './update.js';
 import { handlePatch } from './patch.js';
+import { handleTokenRequest } from './token-request.js';
 import { trackWrite } from './field-manager.js';
 import { deleteObject, parseDeleteOptions } from '../deletion.js';
 import { finalizeNamespace } from '../namespaces.js';
@@ -46,6 +47,9 @@ export async function handleSubresource(s: RequestScope): Promise<void> {
       if (body.metadata?.name && body.metadata.name !== s.name) throw badRequest(`the name of the object (${body.metadata.name}) does not match the name on the URL (${s.name})`);
       return writeJson(s.res, 200, await finalizeNamespace(s.server, s.r, s.name, body, { dryRun: dryRunOf(s), user: s.user }));
     }
+    case '/serviceaccounts/token':
+      if (s.verb !== 'create') throw methodNotAllowed(s.verb, { group: '', resource: 'serviceaccounts/token' });
+      return handleTokenRequest(s);
     case 'certificates.k8s.io/certificatesigningrequests/approval':
       return approval(s);
     case '/pods/log':

@@ -27,11 +27,14 @@ export interface RequestAuthenticator {
   authenticate(req: IncomingMessage): Promise<AuthResult>;
   /** Adds a token authenticator after the existing ones (service-account JWTs, bootstrap tokens, ...). */
   addTokenAuthenticator(a: TokenAuthenticator): void;
+  /** The user a request bearing `token` would be (with `system:authenticated`); undefined when no authenticator accepts it. */
+  authenticateToken(token: string): Promise<UserInfo | undefined>;
 }
 
 export const anonymousUser: UserInfo = Object.freeze({ username: 'system:anonymous', groups: ['system:unauthenticated'] }) as UserInfo;
 
-function withAuthenticated(u: UserInfo): UserInfo {
+/** Adds `system:authenticated` to an authenticated user (upstream's AuthenticatedGroupAdder). */
+export function withAuthenticated(u: UserInfo): UserInfo {
   return u.groups.includes('system:authenticated') ? u : { ...u, groups: [...u.groups, 'system:authenticated'] };
 }
 
@@ -75,6 +78,13 @@ export function newRequestAuthenticator(opts: RequestAuthenticatorOptions): Requ
   return {
     addTokenAuthenticator(a) {
       tokenAuthenticators.push(a);
+    },
+    async authenticateToken(token) {
+      for (const a of tokenAuthenticators) {
+        const user = await a(token);
+        if (user) return withAuthenticated(user);
+      }
+      return undefined;
     },
     async authenticate(req) {
       const cert = fromCertificate(req);

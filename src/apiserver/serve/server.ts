@@ -19,7 +19,9 @@ import { newLogger, type Logger } from '../../util/log/logger.js';
 import type { UserInfo } from '../request-info.js';
 import { createApiHandler } from '../handler.js';
 import { newCachedStorage, newMemoryStorage, openSqliteStorage, startCompactor, type Compactor, type Storage } from '../storage/index.js';
-import { isPublicInfoPath, newRequestAuthenticator, newStaticTokenAuthenticator, type TokenAuthenticator } from './authn.js';
+import { isPublicInfoPath, newRequestAuthenticator, newStaticTokenAuthenticator, withAuthenticated, type TokenAuthenticator } from './authn.js';
+import { setupServiceAccountTokens, storageReader, type ServiceAccountTokenOptions } from './sa-setup.js';
+import type { ServerAuth } from '../context.js';
 import { writeKubeconfig } from './kubeconfig.js';
 import { ensurePki } from './pki.js';
 import { firstServiceIP } from './service-ip.js';
@@ -41,6 +43,8 @@ export interface ApiHandlerDeps {
   endpoint: { address: string; port: number };
   /** --authorization-mode (default AlwaysAllow). */
   authorizationMode?: 'AlwaysAllow' | 'RBAC';
+  /** TokenReview and TokenRequest support from the serving layer's authenticators and service-account keys. */
+  auth?: Omit<ServerAuth, 'authorizer'>;
 }
 
 export type ApiHandlerFactory = (deps: ApiHandlerDeps) => ApiHandler | Promise<ApiHandler>;
@@ -60,6 +64,8 @@ export interface ApiServerOptions {
   clock?: Clock;
   /** Extra bearer-token authenticators, tried after the admin token (service-account JWTs, ...). */
   tokenAuthenticators?: TokenAuthenticator[];
+  /** Service-account token keys, issuers and API audiences (none: service-account tokens are neither accepted nor issued). */
+  serviceAccounts?: ServiceAccountTokenOptions;
   /** --authorization-mode for the default handler: AlwaysAllow (default) or RBAC. */
   authorizationMode?: 'AlwaysAllow' | 'RBAC';
   /** Builds the request handler; default: the built-in Kubernetes API (createApiHandler). */
@@ -122,7 +128,7 @@ async function openStorage(kind: 'sqlite' | 'memory', dataDir: string, clock: Cl
 
 /** The built-in Kubernetes API, with the `kubernetes` Service pointing at this server. */
 async function defaultHandlerFactory(deps: ApiHandlerDeps): Promise<ApiHandler> {
-  const h = await createApiHandler({ storage: deps.storage, clock: deps.clock, logger: deps.logger, serviceClusterIPRange: deps.serviceClusterIPRange, authorizationMode: deps.authorizationMode });
+  const h = await createApiHandler({ storage: deps.storage, clock: deps.clock, logger: deps.logger, serviceClusterIPRange: deps.serviceClusterIPRange, authorizationMode: deps.authorizationMode, ...(deps.auth ? { auth: deps.auth } : {}) });
   try {
     await h.setServingEndpoint(deps.endpoint.address, deps.endpoint.port);
   } catch (err) {
@@ -145,12 +151,33 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
   const pki = ensurePki(join(dataDir, 'pki'), { ipAddresses: [serviceIP, ...bindIPs], logger: log });
   if (pki.created.length > 0) log.info({ created: pki.created.join(','), dir: pki.paths.dir }, 'wrote PKI');
 
+  const storage = await openStorage(opts.storage ?? 'sqlite', dataDir, clock);
+  let sa: ReturnType<typeof setupServiceAccountTokens>;
+  try {
+    sa = setupServiceAccountTokens(opts.serviceAccounts ?? {}, { reader: storageReader(storage), clock, logger: log });
+  } catch (err) {
+    await storage.close().catch((e: unknown) => log.error(e, 'closing storage after a failed start'));
+    throw err;
+  }
   const authn = newRequestAuthenticator({
     clientCA: pki.ca.certPem,
-    tokenAuthenticators: [newStaticTokenAuthenticator(new Map([[pki.adminToken, adminUser]])), ...(opts.tokenAuthenticators ?? [])],
+    tokenAuthenticators: [
+      newStaticTokenAuthenticator(new Map([[pki.adminToken, adminUser]])),
+      ...(sa.tokenAuthenticator ? [sa.tokenAuthenticator] : []),
+      ...(opts.tokenAuthenticators ?? []),
+    ],
   });
-
-  const storage = await openStorage(opts.storage ?? 'sqlite', dataDir, clock);
+  const auth: Omit<ServerAuth, 'authorizer'> = {
+    // As a request bearing the token: a service-account token is judged for the audiences asked; others are audience-agnostic.
+    async reviewToken(token, audiences) {
+      const r = await sa.authenticator?.authenticate(token, audiences);
+      if (r?.kind === 'user') return { user: withAuthenticated(r.user), audiences: r.audiences };
+      if (r?.kind === 'invalid') return { error: r.error };
+      const user = await authn.authenticateToken(token);
+      return user ? { user, audiences: audiences.length > 0 ? [...audiences] : sa.apiAudiences } : { error: 'invalid bearer token' };
+    },
+    ...(sa.signer ? { tokenSigner: sa.signer } : {}),
+  };
   let compactor: Compactor | undefined;
   let handler: ApiHandler | undefined;
   let server: Server | undefined;
@@ -212,7 +239,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
     const host = clientHost(bindAddress);
     const url = `https://${host}:${port}`;
     const endpointAddress = bindIPs[0] ?? '127.0.0.1';
-    handler = await (opts.handler ?? defaultHandlerFactory)({ storage, clock, logger: log, serviceClusterIPRange, endpoint: { address: endpointAddress, port }, ...(opts.authorizationMode ? { authorizationMode: opts.authorizationMode } : {}) });
+    handler = await (opts.handler ?? defaultHandlerFactory)({ storage, clock, logger: log, serviceClusterIPRange, endpoint: { address: endpointAddress, port }, auth, ...(opts.authorizationMode ? { authorizationMode: opts.authorizationMode } : {}) });
     compactor = startCompactor(storage, { intervalMs: opts.compactionIntervalMs ?? 5 * 60_000 }, clock);
 
     const kubeconfigPath = join(dataDir, 'kubeconfig');

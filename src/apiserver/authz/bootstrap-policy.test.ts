@@ -1,0 +1,47 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { bootstrapClusterRoleBindings, bootstrapClusterRoles } from './bootstrap-policy.js';
+import { ruleAllows, subjectMatches, type AuthorizationAttributes } from './rbac.js';
+
+/** Whether the static bootstrap policy alone allows the request (cluster-wide bindings only). */
+function allowed(a: AuthorizationAttributes): boolean {
+  return bootstrapClusterRoleBindings.some(
+    (b) => (b.subjects ?? []).some((s) => subjectMatches(s, a.user, '')) && (bootstrapClusterRoles.find((r) => r.metadata?.name === b.roleRef.name)?.rules ?? []).some((r) => ruleAllows(a, r)),
+  );
+}
+
+const sa = (name: string) => ({ username: `system:serviceaccount:kube-system:${name}`, groups: ['system:serviceaccounts', 'system:serviceaccounts:kube-system', 'system:authenticated'] });
+const res = (user: AuthorizationAttributes['user'], verb: string, apiGroup: string, resource: string, subresource = ''): AuthorizationAttributes => ({ user, verb, resourceRequest: true, apiGroup, resource, subresource, namespace: 'default' });
+
+describe('bootstrap RBAC policy', () => {
+  it('binds each controller role to its kube-system service account, scoped to its job', () => {
+    assert.ok(allowed(res(sa('deployment-controller'), 'update', 'apps', 'deployments', 'status')));
+    assert.ok(allowed(res(sa('deployment-controller'), 'create', 'apps', 'replicasets')));
+    assert.ok(!allowed(res(sa('deployment-controller'), 'delete', '', 'nodes')));
+    assert.ok(allowed(res(sa('replicaset-controller'), 'create', '', 'pods')));
+    assert.ok(allowed(res(sa('namespace-controller'), 'deletecollection', 'apps', 'deployments')));
+    assert.ok(allowed(res(sa('job-controller'), 'create', '', 'events')));
+    assert.ok(!allowed(res(sa('unknown-controller'), 'list', '', 'pods')));
+  });
+
+  it('grants the controller manager, scheduler and kube-proxy users what upstream grants', () => {
+    const kcm = { username: 'system:kube-controller-manager', groups: ['system:authenticated'] };
+    assert.ok(allowed(res(kcm, 'watch', 'apps', 'deployments')));
+    assert.ok(allowed(res(kcm, 'create', '', 'serviceaccounts', 'token')));
+    const sched = { username: 'system:kube-scheduler', groups: ['system:authenticated'] };
+    assert.ok(allowed(res(sched, 'create', '', 'pods', 'binding')));
+    assert.ok(!allowed(res(sched, 'create', '', 'pods')));
+    assert.ok(allowed(res({ username: 'system:kube-proxy', groups: [] }, 'list', 'discovery.k8s.io', 'endpointslices')));
+    const mon = { username: 'prom', groups: ['system:monitoring'] };
+    assert.ok(allowed({ user: mon, verb: 'get', resourceRequest: false, path: '/metrics' }));
+  });
+
+  it('aggregates view into edit into admin by label', () => {
+    const byName = new Map(bootstrapClusterRoles.map((r) => [r.metadata!.name!, r]));
+    assert.equal(byName.get('view')!.metadata!.labels!['rbac.authorization.k8s.io/aggregate-to-edit'], 'true');
+    assert.equal(byName.get('edit')!.metadata!.labels!['rbac.authorization.k8s.io/aggregate-to-admin'], 'true');
+    assert.deepEqual(byName.get('admin')!.aggregationRule, { clusterRoleSelectors: [{ matchLabels: { 'rbac.authorization.k8s.io/aggregate-to-admin': 'true' } }] });
+    assert.equal(byName.get('system:aggregate-to-view')!.metadata!.labels!['rbac.authorization.k8s.io/aggregate-to-view'], 'true');
+    assert.ok(byName.has('system:auth-delegator') && byName.has('system:node') && byName.has('system:node-proxier'));
+  });
+});

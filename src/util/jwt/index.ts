@@ -1,0 +1,3 @@
+export * from './jwt.js';
+export * from './keys.js';
+export * from './claims.js';
