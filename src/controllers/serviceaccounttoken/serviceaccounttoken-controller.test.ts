@@ -6,7 +6,20 @@ import { GVR } from '../../api/gvr.js';
 import type { Kube } from '../../tools/cache/factory.js';
 import { setLogOutput } from '../../util/log/logger.js';
 import { newTestContext, type TestContext } from '../garbagecollector/test-support.js';
-import { verifyServiceAccountToken } from './jwt.js';
+import { verifyJwt } from '../../util/jwt/jwt.js';
+import { parsePublicKeys } from '../../util/jwt/keys.js';
+
+/** The token's legacy claims, after checking its signature with the public key. */
+function verifyServiceAccountToken(token: string, publicKeyPem: string) {
+  const c = verifyJwt(token, parsePublicKeys(publicKeyPem)).claims as Record<string, string>;
+  return {
+    namespace: c['kubernetes.io/serviceaccount/namespace'],
+    serviceAccountName: c['kubernetes.io/serviceaccount/service-account.name'],
+    uid: c['kubernetes.io/serviceaccount/service-account.uid'],
+    secretName: c['kubernetes.io/serviceaccount/secret.name'],
+    username: c.sub,
+  };
+}
 import { descriptor, needsLegacyTokens } from './serviceaccounttoken-controller.js';
 
 const keys = generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
