@@ -4,19 +4,27 @@
  * 1.20 OpenAPI v2 reference (../shared/reference/kubernetes-1.20-openapi-v2.json,
  * or the path given as the first argument):
  *
- *   data/openapi/swagger.json.gz     the v2 document brought up to current Kubernetes:
- *                                    GA versions of kinds that were beta in 1.20, newer
- *                                    fields the controllers use, `fieldValidation` params.
+ *   data/openapi/swagger.json.gz     the v2 document brought up to Kubernetes 1.32:
+ *                                    GA versions of kinds that were beta in 1.20; every field
+ *                                    and type of data/proto/schema.json.gz (openapi/from-proto.mjs)
+ *                                    with kubernetes-types' descriptions; list/patch metadata of
+ *                                    newer lists (openapi/list-metadata.mjs); paths of newer
+ *                                    served resources (openapi/paths.mjs); `fieldValidation` params.
  *   data/openapi/patch-meta.json.gz  the compact strategic-merge / field-ownership table:
  *                                    { kinds: { "group/version/Kind": definition },
  *                                      defs: { definition: { field: FieldMeta } } }
  *
- * Re-runnable: the output depends only on the input and this script.
+ * Re-runnable: the output depends only on the inputs and these scripts. VERBOSE=1 lists every
+ * added field and definition, the fields removed and the refs moved to renamed types.
  */
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
-import { gzipSync } from 'node:zlib';
+import { gzipSync, gunzipSync } from 'node:zlib';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { mergeProtoSchema, mergeKubernetesTypes } from './openapi/from-proto.mjs';
+import { readKubernetesTypes } from './openapi/kubernetes-types-docs.mjs';
+import { applyListMetadata } from './openapi/list-metadata.mjs';
+import { addMissingPaths } from './openapi/paths.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const input = process.argv[2] ?? resolve(root, '../shared/reference/kubernetes-1.20-openapi-v2.json');
@@ -243,12 +251,49 @@ delete D['io.k8s.api.core.v1.ServiceSpec'].properties.topologyKeys;
 
 // Events: the Event series and the `reportingController` fields are already in events.k8s.io/v1.
 
+// --- Every field of the Kubernetes 1.32 types ----------------------------------------------
+// data/proto/schema.json.gz (scripts/gen-proto-schema.mjs) is complete for the built-in types;
+// kubernetes-types supplies descriptions and the apiextensions.k8s.io types (no protobuf there).
+const proto = JSON.parse(gunzipSync(readFileSync(join(root, 'data/proto/schema.json.gz'))).toString('utf8'));
+const tsDocs = readKubernetesTypes(join(root, 'node_modules/kubernetes-types'));
+const groups = new Map();
+for (const [n, def] of Object.entries(D)) {
+  const m = /^io\.k8s\.api\.([a-z0-9]+)\./.exec(n);
+  for (const g of def['x-kubernetes-group-version-kind'] ?? []) if (m && !groups.has(m[1])) groups.set(m[1], g.group);
+}
+const newGroups = { resource: 'resource.k8s.io', storagemigration: 'storagemigration.k8s.io' };
+const merged = mergeProtoSchema({ doc, proto, docs: tsDocs, groupOf: (pkg) => groups.get(pkg) ?? newGroups[pkg] });
+const crdFields = mergeKubernetesTypes({ doc, docs: tsDocs, prefix: 'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.' });
+// kubernetes-types leaves out the `x-kubernetes-*` schema fields; CEL rules (GA in 1.29) by hand.
+{
+  const CRD = 'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.';
+  const rule = tsDocs.get(`${CRD}ValidationRule`);
+  const d = (f) => rule?.fields.get(f)?.description ?? '';
+  defineObject(`${CRD}ValidationRule`, rule?.description ?? 'ValidationRule describes a validation rule written in the CEL expression language.', {
+    fieldPath: str(d('fieldPath')), message: str(d('message')), messageExpression: str(d('messageExpression')),
+    optionalOldSelf: bool(d('optionalOldSelf')), reason: str(d('reason')), rule: str(d('rule')),
+  }, ['rule']);
+  addProps(`${CRD}JSONSchemaProps`, {
+    'x-kubernetes-validations': arr(ref(`${CRD}ValidationRule`), 'x-kubernetes-validations describes a list of validation rules written in the CEL expression language.', {
+      'x-kubernetes-list-map-keys': ['rule'], 'x-kubernetes-list-type': 'map', 'x-kubernetes-patch-merge-key': 'rule', 'x-kubernetes-patch-strategy': 'merge',
+    }),
+  });
+}
+console.log(`from ${proto.source}: ${merged.addedFields.length} fields, ${merged.addedDefinitions.length} definitions; apiextensions: ${crdFields.length}`);
+if (process.env.VERBOSE) console.log([...merged.addedFields, ...merged.addedDefinitions, ...crdFields, '-- removed (in the 1.20 document only):', ...merged.unknownInProto, '-- retargeted:', ...merged.retargeted, '-- missing messages:', ...merged.missingMessages].join('\n'));
+applyListMetadata(D);
+addMissingPaths(doc);
+
 // --- fieldValidation on writes (kubectl checks it to decide on server-side validation) -----
 const fieldValidation = {
   description: 'fieldValidation instructs the server on how to handle objects in the request (POST/PUT/PATCH) containing unknown or duplicate fields. Valid values are: - Ignore - Warn - Strict',
   in: 'query', name: 'fieldValidation', type: 'string', uniqueItems: true,
 };
 for (const item of Object.values(doc.paths)) {
+  // Create-only resources (tokenreviews, selfsubjectreviews) carry their query parameters on the path.
+  if (Array.isArray(item.parameters) && item.parameters.some((p) => p.name === 'fieldManager') && !item.parameters.some((p) => p.name === 'fieldValidation')) {
+    item.parameters.push(fieldValidation);
+  }
   for (const m of ['post', 'put', 'patch']) {
     const op = item[m];
     if (op && Array.isArray(op.parameters) && !op.parameters.some((p) => p.name === 'fieldValidation') && op.parameters.some((p) => p.name === 'fieldManager')) {
