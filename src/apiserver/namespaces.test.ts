@@ -51,4 +51,16 @@ describe('namespace lifecycle', () => {
     assert.equal(fin.status, 200, fin.text);
     assert.equal((await t.request('GET', '/api/v1/namespaces/doomed')).status, 404);
   });
+
+  it('keeps a terminating namespace through status updates while spec.finalizers remain', async () => {
+    assert.equal((await t.request('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'held' } })).status, 201);
+    assert.equal((await t.request('DELETE', '/api/v1/namespaces/held')).status, 200);
+    const ns = (await t.request('GET', '/api/v1/namespaces/held')).body;
+    ns.status.conditions = [{ type: 'NamespaceContentRemaining', status: 'True', reason: 'SomeResourcesRemain', message: 'x', lastTransitionTime: '2024-01-01T00:00:00Z' }];
+    const put = await t.request('PUT', '/api/v1/namespaces/held/status', ns);
+    assert.equal(put.status, 200);
+    const after = await t.request('GET', '/api/v1/namespaces/held');
+    assert.equal(after.status, 200, 'a status update must not remove a namespace the namespace controller has not finalized');
+    assert.equal(after.body.status.conditions[0].type, 'NamespaceContentRemaining');
+  });
 });

@@ -320,9 +320,14 @@ function metadataUpdateErrors(obj: KubeObject, old: KubeObject): FieldErrorLike[
   return errs;
 }
 
-/** store.go shouldDeleteDuringUpdate. */
+/**
+ * store.go ShouldDeleteDuringUpdate; a namespace also keeps while its
+ * spec.finalizers remain (namespace storage's ShouldDeleteNamespaceDuringUpdate),
+ * so a status update of a terminating namespace never removes it.
+ */
 export function shouldDeleteDuringUpdate(obj: KubeObject, old: KubeObject): boolean {
   if ((obj.metadata?.finalizers ?? []).length > 0) return false;
+  if (obj.kind === 'Namespace' && ((obj.spec as { finalizers?: string[] } | undefined)?.finalizers ?? []).length > 0) return false;
   if (!old.metadata?.deletionTimestamp) return false;
   const g = old.metadata.deletionGracePeriodSeconds;
   return g === undefined || g === null || g === 0;
