@@ -103,6 +103,28 @@ describe('namespace controller', () => {
     await t.close();
   });
 
+  it('rediscovers resources on every pass, so content of a CRD created since the last discovery is deleted too', async () => {
+    const { t, c } = await setup((t) => {
+      t.fake.seed(GVR.namespaces, terminating('late'));
+      t.fake.seed(WIDGETS, { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w', namespace: 'late' } });
+    });
+    // A discovery cache filled before the CRD existed: widgets appear only after invalidate().
+    const d = t.discovery;
+    const fresh = d.serverPreferredResources.bind(d);
+    let cached = true;
+    d.invalidate = () => {
+      cached = false;
+    };
+    d.serverPreferredResources = async () => {
+      const r = await fresh();
+      return cached ? { ...r, resources: r.resources.filter((l) => l.groupVersion !== 'example.com/v1') } : r;
+    };
+    await c.syncNamespace('late');
+    assert.equal(t.fake.storedList(WIDGETS, 'late').length, 0, 'the custom resource was deleted');
+    assert.equal(t.fake.stored(GVR.namespaces, '', 'late'), undefined);
+    await t.close();
+  });
+
   it('keeps the namespace while content with finalizers remains, with counts in the conditions, and requeues after half the estimate', async () => {
     const { t, c } = await setup((t) => {
       t.fake.seed(GVR.namespaces, terminating('held'));

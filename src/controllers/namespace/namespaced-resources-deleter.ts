@@ -123,6 +123,8 @@ class Deleter implements NamespacedResourcesDeleter {
 
   /** Namespaced resources (preferred versions) supporting delete. */
   private async discoverResources(conditions: NamespaceConditionUpdater, errors: unknown[]): Promise<NamespacedResource[]> {
+    // Fresh discovery each time, as upstream: a CRD created since the last look must be emptied too.
+    this.o.discovery.invalidate();
     const { resources, error } = await this.o.discovery.serverPreferredResources();
     if (error) {
       // Not fatal: act on what was discovered.
