@@ -7,6 +7,7 @@
  */
 import type { Service } from 'kubernetes-types/core/v1.js';
 import type { KubeObject } from '../api/types.js';
+import { formatIPv4, parseIPv4 } from '../util/net/ip.js';
 import type { WriteHooks } from './store.js';
 import { invalid, type FieldErrorLike } from './status.js';
 
@@ -23,29 +24,14 @@ export function parseCidr(cidr: string): IpRange {
   if (!m) throw new Error(`invalid service CIDR ${JSON.stringify(cidr)} (IPv4 only)`);
   const bits = Number(m[5]);
   if (bits < 8 || bits > 30) throw new Error(`service CIDR ${cidr} must have a prefix between /8 and /30`);
-  const ip = ipToNumber(`${m[1]}.${m[2]}.${m[3]}.${m[4]}`)!;
+  const ip = parseIPv4(`${m[1]}.${m[2]}.${m[3]}.${m[4]}`)!;
   const size = 2 ** (32 - bits);
   return { base: ip - (ip % size), size, cidr };
 }
 
-export function ipToNumber(ip: string): number | undefined {
-  const parts = ip.split('.');
-  if (parts.length !== 4) return undefined;
-  let n = 0;
-  for (const p of parts) {
-    if (!/^\d{1,3}$/.test(p) || Number(p) > 255) return undefined;
-    n = n * 256 + Number(p);
-  }
-  return n;
-}
-
-export function numberToIp(n: number): string {
-  return [24, 16, 8, 0].map((s) => Math.floor(n / 2 ** s) % 256).join('.');
-}
-
 /** The n-th usable address (1 = first after the network address). */
 export function nthIp(r: IpRange, n: number): string {
-  return numberToIp(r.base + n);
+  return formatIPv4(r.base + n);
 }
 
 export interface ServiceAllocators {
@@ -77,7 +63,7 @@ export function newServiceAllocators(opts: { serviceClusterIPRange?: string; ser
   const bandOffset = Math.min(Math.max(16, Math.floor(usable / 16)), 256);
 
   function ipOffset(ip: string): number | undefined {
-    const n = ipToNumber(ip);
+    const n = parseIPv4(ip);
     if (n === undefined) return undefined;
     const off = n - range.base;
     return off >= 1 && off <= usable ? off : undefined;

@@ -11,8 +11,8 @@ import { join, resolve } from 'node:path';
 import { startApiServer } from '../apiserver/serve/index.js';
 import type { ServiceAccountTokenOptions } from '../apiserver/serve/sa-setup.js';
 import { ensureServiceAccountKey } from '../up/sa-key.js';
-import { newLogger, setLogFormat, setVerbosity } from '../util/log/logger.js';
-import { FlagError, flagUsage, loggingFlags, parseFlags, type FlagSpec } from './flags.js';
+import { onTerminationSignal, parseCommandLine, setUpLogging } from './common.js';
+import { loggingFlags, type FlagSpec } from './flags.js';
 
 export const apiserverFlags = {
   'data-dir': { type: 'string', default: './.kcm', usage: 'Directory for the database, certificates and the admin kubeconfig; created when missing.', section: 'Storage' },
@@ -45,28 +45,10 @@ export function serviceAccountOptions(
 const description = 'Run the embedded Kubernetes API server: HTTPS, SQLite storage with a watch cache, an admin kubeconfig in the data directory.';
 
 export async function run(args: string[]): Promise<number> {
-  let flags;
-  try {
-    flags = parseFlags(apiserverFlags, args);
-  } catch (err) {
-    if (err instanceof FlagError) {
-      process.stderr.write(`Error: ${err.message}\n`);
-      return 1;
-    }
-    throw err;
-  }
-  if (flags.help) {
-    process.stdout.write(flagUsage(apiserverFlags, 'kcm apiserver [flags]', description));
-    return 0;
-  }
-  if (flags.positional.length > 0) {
-    process.stderr.write(`Error: unknown command "${flags.positional[0]}" for "kcm apiserver"\n`);
-    return 1;
-  }
+  const flags = parseCommandLine(apiserverFlags, args, { command: 'kcm apiserver', usageLine: 'kcm apiserver [flags]', description });
+  if (typeof flags === 'number') return flags;
   const v = flags.values;
-  setVerbosity(v.v);
-  setLogFormat(v['logging-format'] === 'json' ? 'json' : 'text');
-  const log = newLogger('apiserver');
+  const log = setUpLogging(v, 'apiserver');
 
   let serviceAccounts: ServiceAccountTokenOptions;
   try {
@@ -91,22 +73,7 @@ export async function run(args: string[]): Promise<number> {
       `kcm apiserver listening on ${server.url}\n`,
   );
 
-  await new Promise<void>((resolve) => {
-    const onSignal = (sig: NodeJS.Signals) => {
-      log.info({ signal: sig }, 'shutting down');
-      process.off('SIGTERM', onSignal);
-      process.off('SIGINT', onSignal);
-      const again = (s: NodeJS.Signals) => {
-        log.warn({ signal: s }, 'second signal: exiting now');
-        process.exit(1);
-      };
-      process.once('SIGTERM', again);
-      process.once('SIGINT', again);
-      resolve();
-    };
-    process.on('SIGTERM', onSignal);
-    process.on('SIGINT', onSignal);
-  });
+  await new Promise<void>((resolve) => onTerminationSignal(resolve, { log }));
   await server.close();
   return 0;
 }

@@ -11,7 +11,8 @@ import type { RestConfig } from '../client/rest-config.js';
 import { applyConfigFile, buildControllerOptions, controllerManagerFlags, effectiveConfiguration, validateFlags, type ControllerManagerFlagValues } from '../controllermanager/options.js';
 import { newControllerManager, type ProgressEvent } from '../controllermanager/manager.js';
 import { controllerTable, resolveEnabledControllers, UnknownControllerError } from '../controllers/registry.js';
-import { newLogger, setLogFormat, setVerbosity, type Logger } from '../util/log/logger.js';
+import { newLogger, type Logger } from '../util/log/logger.js';
+import { applyLoggingFlags, onTerminationSignal, reportFlagError } from './common.js';
 import { FlagError, flagUsage, formatDuration, parseFlags } from './flags.js';
 
 const description = `The Kubernetes controller manager (kcm): runs the core control loops against any Kubernetes API server, with kube-controller-manager's flags.
@@ -63,15 +64,10 @@ export async function runControllerManager(args: string[], ro: ControllerManager
     const saKey = readPem(flags.values['service-account-private-key-file'], 'service-account-private-key-file');
     pem = { ...(rootCA !== undefined ? { rootCA } : {}), ...(saKey !== undefined ? { serviceAccountPrivateKey: saKey } : {}) };
   } catch (err) {
-    if (err instanceof FlagError || err instanceof UnknownControllerError) {
-      process.stderr.write(`Error: ${err.message}\n`);
-      return 1;
-    }
-    throw err;
+    return reportFlagError(err, UnknownControllerError);
   }
   const v = flags.values;
-  setVerbosity(v.v);
-  setLogFormat(v['logging-format'] === 'json' ? 'json' : 'text');
+  applyLoggingFlags(v);
   const log = ro.logger ?? newLogger('controller-manager');
 
   let restConfig: RestConfig;
@@ -118,25 +114,11 @@ export async function runControllerManager(args: string[], ro: ControllerManager
 
   if (ro.signal) return cm.run(ro.signal);
   const ac = new AbortController();
-  const onSignal = (sig: NodeJS.Signals) => {
-    log.info({ signal: sig }, 'shutting down');
-    process.off('SIGTERM', onSignal);
-    process.off('SIGINT', onSignal);
-    const again = (s: NodeJS.Signals) => {
-      log.warn({ signal: s }, 'second signal: exiting now');
-      process.exit(1);
-    };
-    process.once('SIGTERM', again);
-    process.once('SIGINT', again);
-    ac.abort();
-  };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
+  const release = onTerminationSignal(() => ac.abort(), { log });
   try {
     return await cm.run(ac.signal);
   } finally {
-    process.off('SIGTERM', onSignal);
-    process.off('SIGINT', onSignal);
+    release();
   }
 }
 

@@ -10,8 +10,8 @@ import { isNotFound } from '../client/errors.js';
 import { newKubeClient } from '../client/client.js';
 import { loadKubeconfig } from '../client/kubeconfig.js';
 import { DEFAULT_KUBELET_VERSION, newNodeSimulator, parseTaint, setHeartbeatPaused } from '../nodes/index.js';
-import { newLogger, setLogFormat, setVerbosity } from '../util/log/logger.js';
-import { FlagError, flagUsage, loggingFlags, parseFlags, type FlagSpec } from './flags.js';
+import { onTerminationSignal, parseCommandLine, setUpLogging } from './common.js';
+import { FlagError, loggingFlags, type FlagSpec } from './flags.js';
 
 export const nodesFlags = {
   kubeconfig: { type: 'string', default: '', usage: 'Path to a kubeconfig file (default: $KUBECONFIG or ~/.kube/config).', section: 'Generic' },
@@ -43,34 +43,27 @@ function parseLabels(items: string[]): Record<string, string> {
 }
 
 export async function run(args: string[]): Promise<number> {
-  let flags;
-  let labels: Record<string, string>;
-  let taints;
-  try {
-    flags = parseFlags(nodesFlags, args);
-    labels = parseLabels(flags.values['node-labels']);
-    taints = flags.values['node-taints'].map((t) => {
-      try {
-        return parseTaint(t);
-      } catch (err) {
-        throw new FlagError(`invalid argument "${t}" for "--node-taints" flag: ${(err as Error).message}`, { cause: err });
-      }
-    });
-  } catch (err) {
-    if (err instanceof FlagError) {
-      process.stderr.write(`Error: ${err.message}\n`);
-      return 1;
-    }
-    throw err;
-  }
-  if (flags.help) {
-    process.stdout.write(flagUsage(nodesFlags, 'kcm nodes [pause|resume NAME] [flags]', description));
-    return 0;
-  }
+  let labels: Record<string, string> = {};
+  let taints: ReturnType<typeof parseTaint>[] = [];
+  const flags = parseCommandLine(nodesFlags, args, {
+    command: 'kcm nodes',
+    usageLine: 'kcm nodes [pause|resume NAME] [flags]',
+    description,
+    allowPositional: true,
+    validate: (f) => {
+      labels = parseLabels(f.values['node-labels']);
+      taints = f.values['node-taints'].map((t) => {
+        try {
+          return parseTaint(t);
+        } catch (err) {
+          throw new FlagError(`invalid argument "${t}" for "--node-taints" flag: ${(err as Error).message}`, { cause: err });
+        }
+      });
+    },
+  });
+  if (typeof flags === 'number') return flags;
   const v = flags.values;
-  setVerbosity(v.v);
-  setLogFormat(v['logging-format'] === 'json' ? 'json' : 'text');
-  const log = newLogger('nodes');
+  const log = setUpLogging(v, 'nodes');
   const [sub, name, ...extra] = flags.positional;
   if (sub !== undefined && sub !== 'pause' && sub !== 'resume') {
     process.stderr.write(`Error: unknown command "${sub}" for "kcm nodes"\n`);
@@ -118,16 +111,7 @@ export async function run(args: string[]): Promise<number> {
       kubeletVersion,
     });
     const ac = new AbortController();
-    const onSignal = (sig: NodeJS.Signals) => {
-      log.info({ signal: sig }, 'shutting down');
-      process.off('SIGTERM', onSignal);
-      process.off('SIGINT', onSignal);
-      process.once('SIGTERM', () => process.exit(1));
-      process.once('SIGINT', () => process.exit(1));
-      ac.abort();
-    };
-    process.on('SIGTERM', onSignal);
-    process.on('SIGINT', onSignal);
+    onTerminationSignal(() => ac.abort(), { log, quietSecond: true });
     process.stdout.write(`kcm nodes running ${sim.nodeNames.join(', ')} against ${config.host ?? 'the cluster'}\n`);
     await sim.run(ac.signal);
     return 0;

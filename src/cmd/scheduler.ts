@@ -13,8 +13,9 @@ import { newSharedInformerFactory } from '../tools/cache/factory.js';
 import { newLeaderElector } from '../tools/leaderelection/index.js';
 import { newEventBroadcaster } from '../tools/record/index.js';
 import { realClock } from '../util/clock/clock.js';
-import { newLogger, setLogFormat, setVerbosity } from '../util/log/logger.js';
-import { FlagError, flagUsage, loggingFlags, parseFlags, type FlagSpec } from './flags.js';
+import { newLogger } from '../util/log/logger.js';
+import { onTerminationSignal, parseCommandLine, setUpLogging } from './common.js';
+import { loggingFlags, type FlagSpec } from './flags.js';
 
 export const schedulerFlags = {
   kubeconfig: { type: 'string', default: '', usage: 'Path to kubeconfig file with authorization and master location information.', section: 'Misc' },
@@ -37,51 +38,11 @@ export const schedulerFlags = {
 
 const description = 'Run the default scheduler: binds pending pods (spec.schedulerName default-scheduler) to nodes.';
 
-/** Resolves on the first SIGTERM/SIGINT; a second one exits at once. */
-function onTerminationSignal(log: ReturnType<typeof newLogger>, abort: () => void): () => void {
-  const onSignal = (sig: NodeJS.Signals) => {
-    log.info({ signal: sig }, 'shutting down');
-    process.off('SIGTERM', onSignal);
-    process.off('SIGINT', onSignal);
-    const again = (s: NodeJS.Signals) => {
-      log.warn({ signal: s }, 'second signal: exiting now');
-      process.exit(1);
-    };
-    process.once('SIGTERM', again);
-    process.once('SIGINT', again);
-    abort();
-  };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
-  return () => {
-    process.off('SIGTERM', onSignal);
-    process.off('SIGINT', onSignal);
-  };
-}
-
 export async function run(args: string[]): Promise<number> {
-  let flags;
-  try {
-    flags = parseFlags(schedulerFlags, args);
-  } catch (err) {
-    if (err instanceof FlagError) {
-      process.stderr.write(`Error: ${err.message}\n`);
-      return 1;
-    }
-    throw err;
-  }
-  if (flags.help) {
-    process.stdout.write(flagUsage(schedulerFlags, 'kcm scheduler [flags]', description));
-    return 0;
-  }
-  if (flags.positional.length > 0) {
-    process.stderr.write(`Error: unknown command "${flags.positional[0]}" for "kcm scheduler"\n`);
-    return 1;
-  }
+  const flags = parseCommandLine(schedulerFlags, args, { command: 'kcm scheduler', usageLine: 'kcm scheduler [flags]', description });
+  if (typeof flags === 'number') return flags;
   const v = flags.values;
-  setVerbosity(v.v);
-  setLogFormat(v['logging-format'] === 'json' ? 'json' : 'text');
-  const log = newLogger('scheduler');
+  const log = setUpLogging(v, 'scheduler');
 
   let config;
   try {
@@ -105,7 +66,7 @@ export async function run(args: string[]): Promise<number> {
   const recorder = broadcaster.newRecorder({ component: DEFAULT_SCHEDULER_NAME, host: hostname() });
 
   const ac = new AbortController();
-  const release = onTerminationSignal(log, () => ac.abort());
+  const release = onTerminationSignal(() => ac.abort(), { log });
   let code = 0;
   const runScheduler = async (signal: AbortSignal) => {
     const informers = newSharedInformerFactory(client, { clock, logger: log.child({}, 'informers') });

@@ -6,7 +6,8 @@
 import { UnknownControllerError } from '../controllers/registry.js';
 import { parseUpFlags, upFlags } from '../up/options.js';
 import { runUp } from '../up/up.js';
-import { FlagError, flagUsage } from './flags.js';
+import { onTerminationSignal, reportFlagError } from './common.js';
+import { flagUsage } from './flags.js';
 
 const description = `Run a local Kubernetes control plane: the embedded API server, the controller manager (all default controllers), the scheduler and simulated nodes, on loopback, with state in --data-dir. Controller-manager flags pass through (e.g. --controllers=*,-deployment, --concurrent-deployment-syncs=10).`;
 
@@ -20,23 +21,10 @@ export async function run(args: string[]): Promise<number> {
   try {
     opts = parseUpFlags(args);
   } catch (err) {
-    if (err instanceof FlagError || err instanceof UnknownControllerError) {
-      process.stderr.write(`Error: ${err.message}\n`);
-      return 1;
-    }
-    throw err;
+    return reportFlagError(err, UnknownControllerError);
   }
   const ac = new AbortController();
-  const onSignal = () => {
-    process.off('SIGTERM', onSignal);
-    process.off('SIGINT', onSignal);
-    const again = () => process.exit(1);
-    process.once('SIGTERM', again);
-    process.once('SIGINT', again);
-    ac.abort();
-  };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
+  onTerminationSignal(() => ac.abort());
   const code = await runUp(opts, startedAt, ac.signal);
   setTimeout(() => process.exit(code), 2000).unref();
   return code;

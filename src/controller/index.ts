@@ -67,3 +67,4 @@ export {
   type QueueWorker,
   type QueueWorkerOptions,
 } from './base-controller.js';
+export { newControllerLifecycle, type ControllerLifecycle, type ControllerLifecycleOptions } from './lifecycle.js';

@@ -4,6 +4,7 @@
  * address and .1 (the bridge) are skipped, addresses are reused after release,
  * the same key always keeps its address while allocated.
  */
+import { formatIPv4, parseIPv4 } from '../util/net/ip.js';
 
 export interface IpAllocator {
   readonly cidr: string;
@@ -14,25 +15,10 @@ export interface IpAllocator {
   size(): number;
 }
 
-function ipToInt(ip: string): number | undefined {
-  const parts = ip.split('.');
-  if (parts.length !== 4) return undefined;
-  let n = 0;
-  for (const p of parts) {
-    if (!/^\d{1,3}$/.test(p) || Number(p) > 255) return undefined;
-    n = n * 256 + Number(p);
-  }
-  return n;
-}
-
-function intToIp(n: number): string {
-  return [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
-}
-
 /** Parses `a.b.c.d/len` (IPv4 only); undefined when invalid. */
 export function parseCidr(cidr: string): { base: number; size: number } | undefined {
   const [ip, lenStr] = cidr.split('/');
-  const n = ip === undefined ? undefined : ipToInt(ip);
+  const n = ip === undefined ? undefined : parseIPv4(ip);
   const len = Number(lenStr);
   if (n === undefined || !Number.isInteger(len) || len < 0 || len > 32) return undefined;
   const size = 2 ** (32 - len);
@@ -52,14 +38,14 @@ export function newIpAllocator(cidr: string): IpAllocator {
     cidr,
     allocate(key) {
       const held = byKey.get(key);
-      if (held !== undefined) return intToIp(parsed.base + held);
+      if (held !== undefined) return formatIPv4(parsed.base + held);
       for (let i = 0; i <= last - first; i++) {
         const off = first + ((cursor - first + i) % (last - first + 1));
         if (used.has(off)) continue;
         used.add(off);
         byKey.set(key, off);
         cursor = off + 1 > last ? first : off + 1;
-        return intToIp(parsed.base + off);
+        return formatIPv4(parsed.base + off);
       }
       return undefined;
     },

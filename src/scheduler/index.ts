@@ -3,7 +3,7 @@ export * from './resources.js';
 export * from './affinity-terms.js';
 export * from './node-info.js';
 export * from './node-selector.js';
-export * from './tolerations.js';
+export { toleratesTaint, tolerationsTolerateTaint, findUntoleratedTaint, doNotScheduleTaint } from '../api/taints.js';
 export * from './plugins/index.js';
 export * from './profile.js';
 export * from './random.js';

@@ -3,6 +3,7 @@
  * range (kube-apiserver: 10.0.0.1 for the default 10.0.0.0/24).
  */
 import { isIP } from 'node:net';
+import { formatIPv6 } from '../../util/net/ip.js';
 
 /** Throws on a malformed CIDR, as kube-apiserver refuses to start with one. */
 export function firstServiceIP(cidr: string): string {
@@ -22,9 +23,9 @@ export function firstServiceIP(cidr: string): string {
   const value = ipv6ToBigInt(ip);
   const mask = ((1n << 128n) - 1n) ^ ((1n << BigInt(128 - bits)) - 1n);
   const first = (value & mask) + 1n;
-  const groups: string[] = [];
-  for (let i = 7; i >= 0; i--) groups.push(((first >> BigInt(i * 16)) & 0xffffn).toString(16));
-  return compressIPv6(groups);
+  const groups: number[] = [];
+  for (let i = 7; i >= 0; i--) groups.push(Number((first >> BigInt(i * 16)) & 0xffffn));
+  return formatIPv6(groups);
 }
 
 function ipv6ToBigInt(ip: string): bigint {
@@ -33,21 +34,4 @@ function ipv6ToBigInt(ip: string): bigint {
   const t = tail ? tail.split(':') : [];
   const groups = tail === undefined ? h : [...h, ...Array<string>(8 - h.length - t.length).fill('0'), ...t];
   return groups.reduce((acc, g) => (acc << 16n) + BigInt(parseInt(g || '0', 16)), 0n);
-}
-
-function compressIPv6(groups: string[]): string {
-  let best = -1;
-  let bestLen = 0;
-  for (let i = 0; i < 8; ) {
-    if (groups[i] !== '0') {
-      i++;
-      continue;
-    }
-    let j = i;
-    while (j < 8 && groups[j] === '0') j++;
-    if (j - i > bestLen && j - i > 1) (best = i), (bestLen = j - i);
-    i = j;
-  }
-  if (best < 0) return groups.join(':');
-  return `${groups.slice(0, best).join(':')}::${groups.slice(best + bestLen).join(':')}`;
 }

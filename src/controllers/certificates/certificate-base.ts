@@ -6,7 +6,8 @@
  * (200 ms .. 1000 s per item, 10 qps overall) without limit;
  * IgnorableError retries quietly.
  */
-import { newQueueWorker, waitForCacheSync, type QueueWorker } from '../../controller/base-controller.js';
+import { newQueueWorker, type QueueWorker } from '../../controller/base-controller.js';
+import { newControllerLifecycle, type ControllerLifecycle } from '../../controller/lifecycle.js';
 import { keyFunc, objectFromDeleted } from '../../controller/keys.js';
 import type { Controller } from '../../controller/types.js';
 import type { Lister } from '../../tools/cache/interfaces.js';
@@ -36,7 +37,7 @@ class CertificateBase implements CertificateController {
   private readonly csrs: Lister<CSR>;
   private readonly synced: () => boolean;
   private readonly log: Logger;
-  private stopped = false;
+  private readonly lifecycle: ControllerLifecycle;
 
   constructor(
     private readonly ctx: ControllerContext,
@@ -44,6 +45,8 @@ class CertificateBase implements CertificateController {
   ) {
     this.name = opts.name;
     this.log = ctx.logger(opts.name);
+    const lines = { starting: 'Starting certificate controller', stopping: 'Shutting down certificate controller', fields: { controller: this.name } };
+    this.lifecycle = newControllerLifecycle({ name: this.name, clock: ctx.clock, log: this.log, ...lines });
     this.worker = newQueueWorker({
       name: opts.name,
       clock: ctx.clock,
@@ -70,18 +73,11 @@ class CertificateBase implements CertificateController {
     return this.synced();
   }
   healthy(): boolean {
-    return !this.stopped && this.worker.healthy();
+    return this.lifecycle.healthy() && this.worker.healthy();
   }
 
-  async run(workers: number, signal: AbortSignal): Promise<void> {
-    this.log.info({ controller: this.name }, 'Starting certificate controller');
-    try {
-      if (!(await waitForCacheSync(this.name, signal, this.ctx.clock, this.synced))) return;
-      await Promise.all([this.worker.run(workers, signal), this.opts.runAlso?.(signal)]);
-    } finally {
-      if (!signal.aborted) this.stopped = true;
-      this.log.info({ controller: this.name }, 'Shutting down certificate controller');
-    }
+  run(workers: number, signal: AbortSignal): Promise<void> {
+    return this.lifecycle.run(signal, this.synced, () => Promise.all([this.worker.run(workers, signal), this.opts.runAlso?.(signal)]));
   }
 
   async syncCSR(name: string): Promise<void> {

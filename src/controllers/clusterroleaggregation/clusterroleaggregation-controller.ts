@@ -11,7 +11,8 @@
 import type { ClusterRole, PolicyRule } from 'kubernetes-types/rbac/v1.js';
 import { GVR } from '../../api/gvr.js';
 import { selectorFromLabelSelector } from '../../api/labels.js';
-import { newQueueWorker, waitForCacheSync, type QueueWorker } from '../../controller/base-controller.js';
+import { newQueueWorker, type QueueWorker } from '../../controller/base-controller.js';
+import { newControllerLifecycle, type ControllerLifecycle } from '../../controller/lifecycle.js';
 import type { Controller } from '../../controller/types.js';
 import type { Kube } from '../../tools/cache/factory.js';
 import type { Lister } from '../../tools/cache/interfaces.js';
@@ -61,10 +62,12 @@ class Aggregator implements ClusterRoleAggregationController {
   private readonly roles: Lister<Role>;
   private readonly synced: () => boolean;
   private readonly log: Logger;
-  private stopped = false;
+  private readonly lifecycle: ControllerLifecycle;
 
   constructor(private readonly ctx: ControllerContext) {
     this.log = ctx.logger(this.name);
+    const lines = { starting: 'Starting ClusterRoleAggregator controller', stopping: 'Shutting down ClusterRoleAggregator controller' };
+    this.lifecycle = newControllerLifecycle({ name: this.name, clock: ctx.clock, log: this.log, ...lines });
     this.worker = newQueueWorker({ name: 'ClusterRoleAggregator', clock: ctx.clock, logger: this.log, sync: (k) => this.syncClusterRole(k) });
     const inf = ctx.informers.clusterRoles();
     this.roles = newLister(inf.getIndexer());
@@ -79,18 +82,11 @@ class Aggregator implements ClusterRoleAggregationController {
     return this.synced();
   }
   healthy(): boolean {
-    return !this.stopped && this.worker.healthy();
+    return this.lifecycle.healthy() && this.worker.healthy();
   }
 
-  async run(workers: number, signal: AbortSignal): Promise<void> {
-    this.log.info({}, 'Starting ClusterRoleAggregator controller');
-    try {
-      if (!(await waitForCacheSync(this.name, signal, this.ctx.clock, this.synced))) return;
-      await this.worker.run(workers, signal);
-    } finally {
-      if (!signal.aborted) this.stopped = true;
-      this.log.info({}, 'Shutting down ClusterRoleAggregator controller');
-    }
+  run(workers: number, signal: AbortSignal): Promise<void> {
+    return this.lifecycle.run(signal, this.synced, () => this.worker.run(workers, signal));
   }
 
   async syncClusterRole(name: string): Promise<void> {

@@ -17,7 +17,8 @@ import { getScaledValueFromIntOrPercent } from '../../api/intstr.js';
 import { selectorFromLabelSelector } from '../../api/labels.js';
 import { splitKey, type KubeObject } from '../../api/types.js';
 import { isAlreadyExists, isConflict, isNotFound } from '../../client/errors.js';
-import { newQueueWorker, waitForCacheSync, type QueueWorker } from '../../controller/base-controller.js';
+import { newQueueWorker, type QueueWorker } from '../../controller/base-controller.js';
+import { newControllerLifecycle, type ControllerLifecycle } from '../../controller/lifecycle.js';
 import { getControllerOf, newControllerRef, newControllerRefManager, patchWith, recheckDeletionTimestamp } from '../../controller/controller-ref-manager.js';
 import { newControllerExpectations, type ControllerExpectations } from '../../controller/expectations.js';
 import { canonicalJson, computeHash } from '../../controller/hash.js';
@@ -90,10 +91,12 @@ class DaemonSets implements DaemonSetsController {
   private readonly backoff: KeyedBackoff;
   private readonly synced: Array<() => boolean>;
   private readonly log: Logger;
-  private stopped = false;
+  private readonly lifecycle: ControllerLifecycle;
 
   constructor(private readonly ctx: ControllerContext) {
     this.log = ctx.logger(this.name);
+    const lines = { starting: 'Starting daemon sets controller', stopping: 'Shutting down daemon sets controller', fields: { controller: this.name } };
+    this.lifecycle = newControllerLifecycle({ name: this.name, clock: ctx.clock, log: this.log, ...lines });
     this.recorder = ctx.recorder(this.name);
     this.worker = newQueueWorker({ name: 'daemonset', clock: ctx.clock, logger: this.log, sync: (key) => this.sync(key) });
     this.expectations = newControllerExpectations({ clock: ctx.clock, logger: this.log });
@@ -241,24 +244,19 @@ class DaemonSets implements DaemonSetsController {
   }
 
   healthy(): boolean {
-    return !this.stopped && this.worker.healthy();
+    return this.lifecycle.healthy() && this.worker.healthy();
   }
 
-  async run(workers: number, signal: AbortSignal): Promise<void> {
-    this.log.info({ controller: this.name }, 'Starting daemon sets controller');
+  run(workers: number, signal: AbortSignal): Promise<void> {
     const gc = () => {
       if (signal.aborted) return;
       this.backoff.gc();
       this.ctx.clock.setTimer(gc, 60_000);
     };
-    try {
-      if (!(await waitForCacheSync(this.name, signal, this.ctx.clock, ...this.synced))) return;
+    return this.lifecycle.run(signal, this.synced, async () => {
       gc();
       await this.worker.run(workers, signal);
-    } finally {
-      if (!signal.aborted) this.stopped = true;
-      this.log.info({ controller: this.name }, 'Shutting down daemon sets controller');
-    }
+    });
   }
 
   async sync(key: string): Promise<void> {

@@ -17,9 +17,9 @@ import type {
   Pod,
   PodSpec,
   PodTemplateSpec,
-  Taint,
   Toleration,
 } from 'kubernetes-types/core/v1.js';
+import { findUntoleratedTaint } from '../../api/taints.js';
 import { CONTROLLER_REVISION_HASH_LABEL } from '../../controller/history/controller-history.js';
 
 export const POD_TEMPLATE_GENERATION_LABEL = 'pod-template-generation';
@@ -139,25 +139,6 @@ export function fitsNodeAffinity(pod: Pod, node: Node): boolean {
   const required = pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution;
   if (!required) return true;
   return (required.nodeSelectorTerms ?? []).some((t) => termMatches(t, node));
-}
-
-/** The toleration tolerates the taint (v1 Toleration.ToleratesTaint). */
-export function toleratesTaint(t: Toleration, taint: Taint): boolean {
-  if (t.effect && t.effect !== taint.effect) return false;
-  if (t.key && t.key !== taint.key) return false;
-  switch (t.operator ?? 'Equal') {
-    case 'Exists':
-      return true;
-    case 'Equal':
-      return (t.value ?? '') === (taint.value ?? '');
-    default:
-      return false;
-  }
-}
-
-/** The first taint accepted by `filter` that no toleration tolerates. */
-export function findUntoleratedTaint(taints: readonly Taint[], tolerations: readonly Toleration[], filter: (t: Taint) => boolean): Taint | undefined {
-  return taints.find((taint) => filter(taint) && !tolerations.some((t) => toleratesTaint(t, taint)));
 }
 
 /** The pod the DaemonSet would run on `nodeName` (NewPod): template spec with default tolerations. */

@@ -27,7 +27,8 @@ import { findKind } from '../../api/registry.js';
 import { splitKey, type GroupVersionResource } from '../../api/types.js';
 import { isConflict, isNotFound } from '../../client/errors.js';
 import { newRestMapper } from '../../client/rest-mapper.js';
-import { newQueueWorker, waitForCacheSync, type QueueWorker } from '../../controller/base-controller.js';
+import { newQueueWorker, type QueueWorker } from '../../controller/base-controller.js';
+import { newControllerLifecycle, type ControllerLifecycle } from '../../controller/lifecycle.js';
 import { keyFunc, objectFromDeleted } from '../../controller/keys.js';
 import { isPodReady } from '../../controller/pod-util.js';
 import type { Controller } from '../../controller/types.js';
@@ -95,13 +96,15 @@ class Disruption implements DisruptionController {
   private readonly synced: Array<() => boolean>;
   private readonly log: Logger;
   private readonly recorder: EventRecorder;
-  private stopped = false;
+  private readonly lifecycle: ControllerLifecycle;
 
   constructor(
     private readonly ctx: ControllerContext,
     opts: DisruptionControllerOptions,
   ) {
     this.log = ctx.logger(this.name);
+    const lines = { starting: 'Starting controller', stopping: 'Shutting down controller', fields: { controller: this.name } };
+    this.lifecycle = newControllerLifecycle({ name: this.name, clock: ctx.clock, log: this.log, ...lines });
     this.recorder = ctx.recorder('controllermanager');
     this.worker = newQueueWorker({ name: 'disruption', clock: ctx.clock, logger: this.log, sync: (key) => this.sync(key) });
     const pdbInf = ctx.informers.podDisruptionBudgets();
@@ -189,18 +192,11 @@ class Disruption implements DisruptionController {
     return this.synced.every((f) => f());
   }
   healthy(): boolean {
-    return !this.stopped && this.worker.healthy();
+    return this.lifecycle.healthy() && this.worker.healthy();
   }
 
-  async run(workers: number, signal: AbortSignal): Promise<void> {
-    this.log.info({ controller: this.name }, 'Starting controller');
-    try {
-      if (!(await waitForCacheSync(this.name, signal, this.ctx.clock, ...this.synced))) return;
-      await this.worker.run(workers, signal);
-    } finally {
-      if (!signal.aborted) this.stopped = true;
-      this.log.info({ controller: this.name }, 'Shutting down controller');
-    }
+  run(workers: number, signal: AbortSignal): Promise<void> {
+    return this.lifecycle.run(signal, this.synced, () => this.worker.run(workers, signal));
   }
 
   async sync(key: string): Promise<void> {

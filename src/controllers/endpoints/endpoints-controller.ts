@@ -16,7 +16,8 @@ import { GVR } from '../../api/gvr.js';
 import { selectorFromSet } from '../../api/labels.js';
 import { splitKey } from '../../api/types.js';
 import { isForbidden, isNotFound } from '../../client/errors.js';
-import { newQueueWorker, waitForCacheSync, type QueueWorker } from '../../controller/base-controller.js';
+import { newQueueWorker, type QueueWorker } from '../../controller/base-controller.js';
+import { newControllerLifecycle, type ControllerLifecycle } from '../../controller/lifecycle.js';
 import { keyFunc, objectFromDeleted } from '../../controller/keys.js';
 import { isPodReady } from '../../controller/pod-util.js';
 import type { Controller } from '../../controller/types.js';
@@ -98,13 +99,15 @@ class EndpointsCtrl implements EndpointsController {
   /** Endpoints resourceVersions this controller has already replaced, per key: the cache holding one is stale. */
   private readonly staleVersions = new Map<string, string>();
   private readonly batchPeriodMs: number;
-  private stopped = false;
+  private readonly lifecycle: ControllerLifecycle;
 
   constructor(
     private readonly ctx: ControllerContext,
     opts: EndpointsControllerOptions,
   ) {
     this.log = ctx.logger(this.name);
+    const lines = { starting: 'Starting controller', stopping: 'Shutting down controller', fields: { controller: this.name } };
+    this.lifecycle = newControllerLifecycle({ name: this.name, clock: ctx.clock, log: this.log, ...lines });
     this.recorder = ctx.recorder(ENDPOINTS_EVENT_COMPONENT);
     this.batchPeriodMs = opts.batchPeriodMs ?? 0;
     this.worker = newQueueWorker({ name: 'endpoint', clock: ctx.clock, logger: this.log, sync: (key) => this.syncService(key) });
@@ -139,19 +142,14 @@ class EndpointsCtrl implements EndpointsController {
     return this.synced.every((f) => f());
   }
   healthy(): boolean {
-    return !this.stopped && this.worker.healthy();
+    return this.lifecycle.healthy() && this.worker.healthy();
   }
 
-  async run(workers: number, signal: AbortSignal): Promise<void> {
-    this.log.info({ controller: this.name }, 'Starting controller');
-    try {
-      if (!(await waitForCacheSync(this.name, signal, this.ctx.clock, ...this.synced))) return;
+  run(workers: number, signal: AbortSignal): Promise<void> {
+    return this.lifecycle.run(signal, this.synced, async () => {
       this.checkLeftoverEndpoints();
       await this.worker.run(workers, signal);
-    } finally {
-      if (!signal.aborted) this.stopped = true;
-      this.log.info({ controller: this.name }, 'Shutting down controller');
-    }
+    });
   }
 
   checkLeftoverEndpoints(): void {

@@ -17,7 +17,8 @@ import type { EndpointSlice } from 'kubernetes-types/discovery/v1.js';
 import { GVR } from '../../api/gvr.js';
 import { selectorFromSet } from '../../api/labels.js';
 import { splitKey } from '../../api/types.js';
-import { newQueueWorker, waitForCacheSync, type QueueWorker } from '../../controller/base-controller.js';
+import { newQueueWorker, type QueueWorker } from '../../controller/base-controller.js';
+import { newControllerLifecycle, type ControllerLifecycle } from '../../controller/lifecycle.js';
 import { keyFunc, objectFromDeleted } from '../../controller/keys.js';
 import type { Controller } from '../../controller/types.js';
 import type { Kube } from '../../tools/cache/factory.js';
@@ -68,13 +69,15 @@ class SliceController implements EndpointSliceController {
   private readonly triggerTimes = newTriggerTimeTracker();
   private readonly reconciler: Reconciler;
   private readonly batchPeriodMs: number;
-  private stopped = false;
+  private readonly lifecycle: ControllerLifecycle;
 
   constructor(
     private readonly ctx: ControllerContext,
     opts: EndpointSliceControllerOptions,
   ) {
     this.log = ctx.logger(this.name);
+    const lines = { starting: 'Starting controller', stopping: 'Shutting down controller', fields: { controller: this.name } };
+    this.lifecycle = newControllerLifecycle({ name: this.name, clock: ctx.clock, log: this.log, ...lines });
     this.recorder = ctx.recorder('endpoint-slice-controller');
     this.batchPeriodMs = opts.batchPeriodMs ?? 0;
     this.worker = newQueueWorker({
@@ -161,18 +164,11 @@ class SliceController implements EndpointSliceController {
     return this.synced.every((f) => f());
   }
   healthy(): boolean {
-    return !this.stopped && this.worker.healthy();
+    return this.lifecycle.healthy() && this.worker.healthy();
   }
 
-  async run(workers: number, signal: AbortSignal): Promise<void> {
-    this.log.info({ controller: this.name }, 'Starting controller');
-    try {
-      if (!(await waitForCacheSync(this.name, signal, this.ctx.clock, ...this.synced))) return;
-      await this.worker.run(workers, signal);
-    } finally {
-      if (!signal.aborted) this.stopped = true;
-      this.log.info({ controller: this.name }, 'Shutting down controller');
-    }
+  run(workers: number, signal: AbortSignal): Promise<void> {
+    return this.lifecycle.run(signal, this.synced, () => this.worker.run(workers, signal));
   }
 
   async syncService(key: string): Promise<void> {

@@ -9,7 +9,8 @@
 import type { PersistentVolumeClaim, Pod, Volume } from 'kubernetes-types/core/v1.js';
 import { GVR } from '../../api/gvr.js';
 import { splitKey } from '../../api/types.js';
-import { newQueueWorker, waitForCacheSync, type QueueWorker } from '../../controller/base-controller.js';
+import { newQueueWorker, type QueueWorker } from '../../controller/base-controller.js';
+import { newControllerLifecycle, type ControllerLifecycle } from '../../controller/lifecycle.js';
 import { keyFunc, objectFromDeleted } from '../../controller/keys.js';
 import type { Controller } from '../../controller/types.js';
 import type { Kube } from '../../tools/cache/factory.js';
@@ -44,10 +45,12 @@ class EphemeralVolumes implements EphemeralVolumeController {
   private readonly synced: Array<() => boolean>;
   private readonly log: Logger;
   private readonly recorder: EventRecorder;
-  private stopped = false;
+  private readonly lifecycle: ControllerLifecycle;
 
   constructor(private readonly ctx: ControllerContext) {
     this.log = ctx.logger(this.name);
+    const lines = { starting: 'Starting ephemeral volume controller', stopping: 'Shutting down ephemeral volume controller' };
+    this.lifecycle = newControllerLifecycle({ name: this.name, clock: ctx.clock, log: this.log, ...lines });
     this.recorder = ctx.recorder('ephemeral_volume');
     this.worker = newQueueWorker({ name: 'ephemeral_volume', clock: ctx.clock, logger: this.log, sync: (k) => this.syncPod(k) });
     const podInf = ctx.informers.pods();
@@ -77,18 +80,11 @@ class EphemeralVolumes implements EphemeralVolumeController {
     return this.synced.every((f) => f());
   }
   healthy(): boolean {
-    return !this.stopped && this.worker.healthy();
+    return this.lifecycle.healthy() && this.worker.healthy();
   }
 
-  async run(workers: number, signal: AbortSignal): Promise<void> {
-    this.log.info({}, 'Starting ephemeral volume controller');
-    try {
-      if (!(await waitForCacheSync(this.name, signal, this.ctx.clock, ...this.synced))) return;
-      await this.worker.run(workers, signal);
-    } finally {
-      if (!signal.aborted) this.stopped = true;
-      this.log.info({}, 'Shutting down ephemeral volume controller');
-    }
+  run(workers: number, signal: AbortSignal): Promise<void> {
+    return this.lifecycle.run(signal, this.synced, () => this.worker.run(workers, signal));
   }
 
   async syncPod(key: string): Promise<void> {

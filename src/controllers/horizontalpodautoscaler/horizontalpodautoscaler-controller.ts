@@ -24,7 +24,8 @@ import { GVR } from '../../api/gvr.js';
 import { parseSelector } from '../../api/labels.js';
 import { newMilliQuantity, quantityToString, milliValue } from '../../api/quantity.js';
 import { parseApiVersion, splitKey, type GroupVersionResource } from '../../api/types.js';
-import { newQueueWorker, waitForCacheSync, type QueueWorker } from '../../controller/base-controller.js';
+import { newQueueWorker, type QueueWorker } from '../../controller/base-controller.js';
+import { newControllerLifecycle, type ControllerLifecycle } from '../../controller/lifecycle.js';
 import { keyFunc, objectFromDeleted } from '../../controller/keys.js';
 import type { Controller } from '../../controller/types.js';
 import type { Kube } from '../../tools/cache/factory.js';
@@ -85,10 +86,12 @@ class HorizontalController implements HPAController {
   private readonly resyncMs: number;
   private readonly downscaleWindowMs: number;
   private readonly tolerance: number;
-  private stopped = false;
+  private readonly lifecycle: ControllerLifecycle;
 
   constructor(private readonly ctx: ControllerContext) {
     this.log = ctx.logger(this.name);
+    const lines = { starting: 'Starting HPA controller', stopping: 'Shutting down HPA controller' };
+    this.lifecycle = newControllerLifecycle({ name: this.name, clock: ctx.clock, log: this.log, ...lines });
     this.recorder = ctx.recorder('horizontal-pod-autoscaler');
     const extra = ctx.options.extra ?? {};
     this.resyncMs = Number(extra['horizontal-pod-autoscaler-sync-period'] ?? DEFAULT_SYNC_PERIOD_MS) || DEFAULT_SYNC_PERIOD_MS;
@@ -119,18 +122,11 @@ class HorizontalController implements HPAController {
     return this.synced.every((f) => f());
   }
   healthy(): boolean {
-    return !this.stopped && this.worker.healthy();
+    return this.lifecycle.healthy() && this.worker.healthy();
   }
 
-  async run(workers: number, signal: AbortSignal): Promise<void> {
-    this.log.info({}, 'Starting HPA controller');
-    try {
-      if (!(await waitForCacheSync(this.name, signal, this.ctx.clock, ...this.synced))) return;
-      await this.worker.run(workers, signal);
-    } finally {
-      if (!signal.aborted) this.stopped = true;
-      this.log.info({}, 'Shutting down HPA controller');
-    }
+  run(workers: number, signal: AbortSignal): Promise<void> {
+    return this.lifecycle.run(signal, this.synced, () => this.worker.run(workers, signal));
   }
 
   /** Reconciles, logs failures, and comes back after the resync period while the HPA exists. */

@@ -7,7 +7,8 @@
 import type { Namespace } from 'kubernetes-types/core/v1.js';
 import { GVR } from '../../api/gvr.js';
 import type { Controller } from '../../controller/types.js';
-import { newQueueWorker, waitForCacheSync, type QueueWorker } from '../../controller/base-controller.js';
+import { newQueueWorker, type QueueWorker } from '../../controller/base-controller.js';
+import { newControllerLifecycle, type ControllerLifecycle } from '../../controller/lifecycle.js';
 import type { Kube } from '../../tools/cache/factory.js';
 import type { Indexer } from '../../tools/cache/interfaces.js';
 import type { Logger } from '../../util/log/logger.js';
@@ -34,11 +35,13 @@ class NamespaceCtl implements NamespaceController {
   private readonly indexer: Indexer<Kube<Namespace>>;
   private readonly synced: () => boolean;
   private readonly log: Logger;
-  private stopped = false;
+  private readonly lifecycle: ControllerLifecycle;
 
   constructor(private readonly ctx: ControllerContext) {
     if (!ctx.discovery) throw new Error('the namespace controller needs discovery (ctx.discovery)');
     this.log = ctx.logger(this.name);
+    const lines = { starting: 'Starting namespace controller', stopping: 'Shutting down namespace controller' };
+    this.lifecycle = newControllerLifecycle({ name: 'namespace', clock: ctx.clock, log: this.log, ...lines });
     this.deleter = newNamespacedResourcesDeleter({ client: ctx.client, discovery: ctx.discovery, clock: ctx.clock, logger: this.log });
     this.worker = newQueueWorker({
       name: 'namespace',
@@ -64,18 +67,11 @@ class NamespaceCtl implements NamespaceController {
     return this.synced();
   }
   healthy(): boolean {
-    return !this.stopped && this.worker.healthy();
+    return this.lifecycle.healthy() && this.worker.healthy();
   }
 
-  async run(workers: number, signal: AbortSignal): Promise<void> {
-    this.log.info({}, 'Starting namespace controller');
-    try {
-      if (!(await waitForCacheSync('namespace', signal, this.ctx.clock, this.synced))) return;
-      await this.worker.run(workers, signal);
-    } finally {
-      if (!signal.aborted) this.stopped = true;
-      this.log.info({}, 'Shutting down namespace controller');
-    }
+  run(workers: number, signal: AbortSignal): Promise<void> {
+    return this.lifecycle.run(signal, this.synced, () => this.worker.run(workers, signal));
   }
 
   async syncNamespace(name: string): Promise<void> {

@@ -2,6 +2,7 @@
  * A cluster CIDR cut into node-sized subnets with an allocation bitmap
  * (pkg/controller/nodeipam/ipam/cidrset/cidr_set.go). IPv4 and IPv6.
  */
+import { formatIPv4, formatIPv6, parseIPv4 as parseIPv4Number } from '../../util/net/ip.js';
 
 export interface ParsedCIDR {
   /** Network address (host bits cleared). */
@@ -12,14 +13,8 @@ export interface ParsedCIDR {
 }
 
 function parseIPv4(s: string): bigint | undefined {
-  const parts = s.split('.');
-  if (parts.length !== 4) return undefined;
-  let v = 0n;
-  for (const p of parts) {
-    if (!/^\d{1,3}$/.test(p) || Number(p) > 255) return undefined;
-    v = (v << 8n) | BigInt(Number(p));
-  }
-  return v;
+  const n = parseIPv4Number(s);
+  return n === undefined ? undefined : BigInt(n);
 }
 
 function parseIPv6(s: string): bigint | undefined {
@@ -69,27 +64,8 @@ function maskOf(bits: number, prefix: number): bigint {
 }
 
 function formatIP(ip: bigint, bits: 32 | 128): string {
-  if (bits === 32) return [24n, 16n, 8n, 0n].map((s) => String((ip >> s) & 255n)).join('.');
-  const groups = Array.from({ length: 8 }, (_, k) => Number((ip >> BigInt(112 - 16 * k)) & 0xffffn));
-  // Longest run of zero groups (2 or more) becomes '::', as Go's net.IP.String.
-  let best = -1;
-  let bestLen = 0;
-  for (let k = 0; k < 8; ) {
-    if (groups[k] !== 0) {
-      k++;
-      continue;
-    }
-    let j = k;
-    while (j < 8 && groups[j] === 0) j++;
-    if (j - k > bestLen && j - k >= 2) {
-      best = k;
-      bestLen = j - k;
-    }
-    k = j;
-  }
-  const hex = groups.map((g) => g.toString(16));
-  if (best < 0) return hex.join(':');
-  return `${hex.slice(0, best).join(':')}::${hex.slice(best + bestLen).join(':')}`;
+  if (bits === 32) return formatIPv4(Number(ip));
+  return formatIPv6(Array.from({ length: 8 }, (_, k) => Number((ip >> BigInt(112 - 16 * k)) & 0xffffn)));
 }
 
 export function formatCIDR(c: ParsedCIDR): string {

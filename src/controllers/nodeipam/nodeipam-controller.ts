@@ -14,7 +14,8 @@
  */
 import type { Node } from 'kubernetes-types/core/v1.js';
 import { GVR } from '../../api/gvr.js';
-import { newQueueWorker, waitForCacheSync, type QueueWorker } from '../../controller/base-controller.js';
+import { newQueueWorker, type QueueWorker } from '../../controller/base-controller.js';
+import { newControllerLifecycle, type ControllerLifecycle } from '../../controller/lifecycle.js';
 import { objectFromDeleted } from '../../controller/keys.js';
 import type { Controller } from '../../controller/types.js';
 import type { Kube } from '../../tools/cache/factory.js';
@@ -76,10 +77,12 @@ class NodeIpam implements NodeIpamController {
   private readonly synced: () => boolean;
   private readonly worker: QueueWorker;
   private readonly sets: CIDRSet[];
-  private stopped = false;
+  private readonly lifecycle: ControllerLifecycle;
 
   constructor(private readonly ctx: ControllerContext) {
     this.log = ctx.logger(this.name);
+    const lines = { starting: 'Starting range CIDR allocator', stopping: 'Shutting down range CIDR allocator', fields: { controller: this.name } };
+    this.lifecycle = newControllerLifecycle({ name: this.name, clock: ctx.clock, log: this.log, ...lines });
     this.recorder = ctx.recorder(CIDR_ALLOCATOR_EVENT_SOURCE);
     const cidrs = parseClusterCIDRs(ctx.options.clusterCIDR ?? '');
     const masks = nodeCIDRMaskSizes(ctx.options, cidrs);
@@ -115,22 +118,17 @@ class NodeIpam implements NodeIpamController {
     return this.synced();
   }
   healthy(): boolean {
-    return !this.stopped && this.worker.healthy();
+    return this.lifecycle.healthy() && this.worker.healthy();
   }
   allocatedCounts(): number[] {
     return this.sets.map((s) => s.allocatedCount());
   }
 
-  async run(_workers: number, signal: AbortSignal): Promise<void> {
-    this.log.info({ controller: this.name }, 'Starting range CIDR allocator');
-    try {
-      if (!(await waitForCacheSync(this.name, signal, this.ctx.clock, this.synced))) return;
+  run(_workers: number, signal: AbortSignal): Promise<void> {
+    return this.lifecycle.run(signal, this.synced, async () => {
       this.recoverFromNodes();
       await this.worker.run(CIDR_UPDATE_WORKERS, signal);
-    } finally {
-      if (!signal.aborted) this.stopped = true;
-      this.log.info({ controller: this.name }, 'Shutting down range CIDR allocator');
-    }
+    });
   }
 
   recoverFromNodes(): void {

@@ -25,7 +25,9 @@
 import type { Lease } from 'kubernetes-types/coordination/v1.js';
 import type { Node, NodeCondition, Pod, Taint } from 'kubernetes-types/core/v1.js';
 import { GVR } from '../../api/gvr.js';
-import { newQueueWorker, waitForCacheSync, type QueueWorker } from '../../controller/base-controller.js';
+import { taintExists } from '../../api/taints.js';
+import { newQueueWorker, type QueueWorker } from '../../controller/base-controller.js';
+import { newControllerLifecycle, type ControllerLifecycle } from '../../controller/lifecycle.js';
 import { objectFromDeleted } from '../../controller/keys.js';
 import type { Controller } from '../../controller/types.js';
 import type { Kube } from '../../tools/cache/factory.js';
@@ -43,7 +45,6 @@ import {
   NOT_READY_TAINT_TEMPLATE,
   removeTaintsOffNode,
   swapNodeControllerTaint,
-  taintExists,
   taintSetDiff,
   TAINT_NODE_UNSCHEDULABLE,
   UNREACHABLE_TAINT_TEMPLATE,
@@ -128,7 +129,7 @@ class NodeLifecycle implements NodeLifecycleController {
   private readonly states = new Map<string, ZoneState>();
   private readonly tainters = new Map<string, RateLimitedTimedQueue>();
   private readonly nodesToRetry = new Set<string>();
-  private stopped = false;
+  private readonly lifecycle: ControllerLifecycle;
 
   constructor(private readonly ctx: ControllerContext) {
     const o = ctx.options;
@@ -140,6 +141,8 @@ class NodeLifecycle implements NodeLifecycleController {
     this.unhealthyZoneThreshold = o.unhealthyZoneThreshold ?? DEFAULTS.unhealthyZoneThreshold;
     this.largeClusterThreshold = o.largeClusterSizeThreshold ?? DEFAULTS.largeClusterSizeThreshold;
     this.log = ctx.logger(this.name);
+    const lines = { starting: 'Starting controller', stopping: 'Shutting down controller', fields: { controller: this.name } };
+    this.lifecycle = newControllerLifecycle({ name: this.name, clock: ctx.clock, log: this.log, ...lines });
     this.recorder = ctx.recorder(NODE_CONTROLLER_EVENT_SOURCE);
     this.taints = { client: ctx.client, clock: ctx.clock, log: this.log };
 
@@ -174,16 +177,14 @@ class NodeLifecycle implements NodeLifecycleController {
     return this.synced.every((f) => f());
   }
   healthy(): boolean {
-    return !this.stopped && this.nodeWorker.healthy() && this.podWorker.healthy();
+    return this.lifecycle.healthy() && this.nodeWorker.healthy() && this.podWorker.healthy();
   }
   zoneStates(): ReadonlyMap<string, ZoneState> {
     return this.states;
   }
 
-  async run(_workers: number, signal: AbortSignal): Promise<void> {
-    this.log.info({ controller: this.name }, 'Starting controller');
-    try {
-      if (!(await waitForCacheSync(this.name, signal, this.ctx.clock, ...this.synced))) return;
+  run(_workers: number, signal: AbortSignal): Promise<void> {
+    return this.lifecycle.run(signal, this.synced, async () => {
       const every = async (periodMs: number, fn: () => Promise<void>, what: string) => {
         while (!signal.aborted) {
           try {
@@ -204,10 +205,7 @@ class NodeLifecycle implements NodeLifecycleController {
         every(NODE_EVICTION_PERIOD_MS, () => this.doNoExecuteTaintingPass(), 'tainting nodes NoExecute'),
         every(this.monitorPeriodMs, () => this.monitorNodeHealth(), 'monitoring node health'),
       ]);
-    } finally {
-      if (!signal.aborted) this.stopped = true;
-      this.log.info({ controller: this.name }, 'Shutting down controller');
-    }
+    });
   }
 
   // --- NoSchedule taints and labels, per node ---

@@ -10,6 +10,7 @@
  */
 import type { Node, Taint } from 'kubernetes-types/core/v1.js';
 import { GVR } from '../../api/gvr.js';
+import { matchTaint, taintExists } from '../../api/taints.js';
 import { isConflict } from '../../client/errors.js';
 import type { Client } from '../../client/interfaces.js';
 import type { Kube } from '../../tools/cache/factory.js';
@@ -40,15 +41,6 @@ export const NODE_CONDITION_TO_TAINT_KEY: Readonly<Record<string, Readonly<Recor
 
 /** Taint keys the controller manages from conditions (taintKeyToNodeConditionMap). */
 export const CONDITION_TAINT_KEYS: ReadonlySet<string> = new Set(Object.values(NODE_CONDITION_TO_TAINT_KEY).flatMap((m) => Object.values(m)));
-
-/** Same key and effect (Taint.MatchTaint). */
-export function matchTaint(a: Taint, b: Taint): boolean {
-  return a.key === b.key && a.effect === b.effect;
-}
-
-export function taintExists(taints: readonly Taint[] | undefined, t: Taint): boolean {
-  return (taints ?? []).some((x) => matchTaint(x, t));
-}
 
 /** Taints in `wanted` missing from `current`, and taints in `current` missing from `wanted` (TaintSetDiff). */
 export function taintSetDiff(wanted: readonly Taint[], current: readonly Taint[]): { add: Taint[]; remove: Taint[] } {

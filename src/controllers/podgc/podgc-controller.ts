@@ -17,7 +17,7 @@ import type { Node, Pod, PodCondition, PodStatus } from 'kubernetes-types/core/v
 import { GVR } from '../../api/gvr.js';
 import { isNotFound } from '../../client/errors.js';
 import type { Controller } from '../../controller/types.js';
-import { waitForCacheSync } from '../../controller/base-controller.js';
+import { newControllerLifecycle, type ControllerLifecycle } from '../../controller/lifecycle.js';
 import type { Kube } from '../../tools/cache/factory.js';
 import type { Lister } from '../../tools/cache/interfaces.js';
 import { newLister } from '../../tools/cache/listers.js';
@@ -73,10 +73,12 @@ class PodGC implements PodGCController {
   private readonly threshold: number;
   /** Node names absent from the cache, with the time they may be checked live. */
   private readonly quarantine = new Map<string, number>();
-  private stopped = false;
+  private readonly lifecycle: ControllerLifecycle;
 
   constructor(private readonly ctx: ControllerContext) {
     this.log = ctx.logger(this.name);
+    const lines = { starting: 'Starting controller', stopping: 'Shutting down controller', fields: { controller: this.name } };
+    this.lifecycle = newControllerLifecycle({ name: this.name, clock: ctx.clock, log: this.log, ...lines });
     this.threshold = ctx.options.terminatedPodGCThreshold ?? DEFAULT_TERMINATED_POD_GC_THRESHOLD;
     const p = ctx.informers.pods();
     const n = ctx.informers.nodes();
@@ -89,13 +91,11 @@ class PodGC implements PodGCController {
     return this.synced.every((f) => f());
   }
   healthy(): boolean {
-    return !this.stopped;
+    return this.lifecycle.healthy();
   }
 
-  async run(_workers: number, signal: AbortSignal): Promise<void> {
-    this.log.info({ controller: this.name }, 'Starting controller');
-    try {
-      if (!(await waitForCacheSync(this.name, signal, this.ctx.clock, ...this.synced))) return;
+  run(_workers: number, signal: AbortSignal): Promise<void> {
+    return this.lifecycle.run(signal, this.synced, async () => {
       while (!signal.aborted) {
         try {
           await this.gc();
@@ -108,10 +108,7 @@ class PodGC implements PodGCController {
           return;
         }
       }
-    } finally {
-      if (!signal.aborted) this.stopped = true;
-      this.log.info({ controller: this.name }, 'Shutting down controller');
-    }
+    });
   }
 
   async gc(): Promise<void> {

@@ -15,7 +15,8 @@ import { GVR } from '../../api/gvr.js';
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../../api/meta.js';
 import { splitKey } from '../../api/types.js';
 import { isNotFound } from '../../client/errors.js';
-import { newQueueWorker, waitForCacheSync, type QueueWorker } from '../../controller/base-controller.js';
+import { newQueueWorker, type QueueWorker } from '../../controller/base-controller.js';
+import { newControllerLifecycle, type ControllerLifecycle } from '../../controller/lifecycle.js';
 import { keyFunc, objectFromDeleted } from '../../controller/keys.js';
 import { isPodTerminal } from '../../controller/pod-util.js';
 import type { Controller } from '../../controller/types.js';
@@ -67,10 +68,12 @@ class PVCProtection implements PVCProtectionController {
   private readonly pods: Lister<Kube<Pod>>;
   private readonly synced: Array<() => boolean>;
   private readonly log: Logger;
-  private stopped = false;
+  private readonly lifecycle: ControllerLifecycle;
 
   constructor(private readonly ctx: ControllerContext) {
     this.log = ctx.logger(this.name);
+    const lines = { starting: 'Starting controller', stopping: 'Shutting down controller', fields: { controller: this.name } };
+    this.lifecycle = newControllerLifecycle({ name: this.name, clock: ctx.clock, log: this.log, ...lines });
     this.worker = newQueueWorker({ name: 'pvcprotection', clock: ctx.clock, logger: this.log, sync: (key) => this.processPVC(key) });
     const pvcInf = ctx.informers.persistentVolumeClaims();
     const podInf = ctx.informers.pods();
@@ -107,18 +110,11 @@ class PVCProtection implements PVCProtectionController {
     return this.synced.every((f) => f());
   }
   healthy(): boolean {
-    return !this.stopped && this.worker.healthy();
+    return this.lifecycle.healthy() && this.worker.healthy();
   }
 
-  async run(workers: number, signal: AbortSignal): Promise<void> {
-    this.log.info({ controller: this.name }, 'Starting controller');
-    try {
-      if (!(await waitForCacheSync(this.name, signal, this.ctx.clock, ...this.synced))) return;
-      await this.worker.run(workers, signal);
-    } finally {
-      if (!signal.aborted) this.stopped = true;
-      this.log.info({ controller: this.name }, 'Shutting down controller');
-    }
+  run(workers: number, signal: AbortSignal): Promise<void> {
+    return this.lifecycle.run(signal, this.synced, () => this.worker.run(workers, signal));
   }
 
   async processPVC(key: string): Promise<void> {

@@ -8,7 +8,8 @@ import type { PersistentVolume } from 'kubernetes-types/core/v1.js';
 import { GVR } from '../../api/gvr.js';
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../../api/meta.js';
 import { isNotFound } from '../../client/errors.js';
-import { newQueueWorker, waitForCacheSync, type QueueWorker } from '../../controller/base-controller.js';
+import { newQueueWorker, type QueueWorker } from '../../controller/base-controller.js';
+import { newControllerLifecycle, type ControllerLifecycle } from '../../controller/lifecycle.js';
 import type { Controller } from '../../controller/types.js';
 import type { Kube } from '../../tools/cache/factory.js';
 import type { Lister } from '../../tools/cache/interfaces.js';
@@ -41,10 +42,12 @@ class PVProtection implements PVProtectionController {
   private readonly pvs: Lister<PvObj>;
   private readonly synced: () => boolean;
   private readonly log: Logger;
-  private stopped = false;
+  private readonly lifecycle: ControllerLifecycle;
 
   constructor(private readonly ctx: ControllerContext) {
     this.log = ctx.logger(this.name);
+    const lines = { starting: 'Starting controller', stopping: 'Shutting down controller', fields: { controller: this.name } };
+    this.lifecycle = newControllerLifecycle({ name: this.name, clock: ctx.clock, log: this.log, ...lines });
     this.worker = newQueueWorker({ name: 'pvprotection', clock: ctx.clock, logger: this.log, sync: (key) => this.processPV(key) });
     const inf = ctx.informers.persistentVolumes();
     this.pvs = newLister(inf.getIndexer());
@@ -59,18 +62,11 @@ class PVProtection implements PVProtectionController {
     return this.synced();
   }
   healthy(): boolean {
-    return !this.stopped && this.worker.healthy();
+    return this.lifecycle.healthy() && this.worker.healthy();
   }
 
-  async run(workers: number, signal: AbortSignal): Promise<void> {
-    this.log.info({ controller: this.name }, 'Starting controller');
-    try {
-      if (!(await waitForCacheSync(this.name, signal, this.ctx.clock, this.synced))) return;
-      await this.worker.run(workers, signal);
-    } finally {
-      if (!signal.aborted) this.stopped = true;
-      this.log.info({ controller: this.name }, 'Shutting down controller');
-    }
+  run(workers: number, signal: AbortSignal): Promise<void> {
+    return this.lifecycle.run(signal, this.synced, () => this.worker.run(workers, signal));
   }
 
   async processPV(name: string): Promise<void> {

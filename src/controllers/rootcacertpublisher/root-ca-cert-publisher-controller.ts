@@ -12,7 +12,8 @@ import type { ConfigMap, Namespace } from 'kubernetes-types/core/v1.js';
 import { GVR } from '../../api/gvr.js';
 import { isNotFound } from '../../client/errors.js';
 import type { Controller } from '../../controller/types.js';
-import { newQueueWorker, waitForCacheSync, type QueueWorker } from '../../controller/base-controller.js';
+import { newQueueWorker, type QueueWorker } from '../../controller/base-controller.js';
+import { newControllerLifecycle, type ControllerLifecycle } from '../../controller/lifecycle.js';
 import { objectFromDeleted } from '../../controller/keys.js';
 import type { Kube } from '../../tools/cache/factory.js';
 import type { Lister } from '../../tools/cache/interfaces.js';
@@ -46,13 +47,15 @@ class Publisher implements RootCACertPublisher {
   private readonly cmLister: Lister<Kube<ConfigMap>>;
   private readonly synced: Array<() => boolean>;
   private readonly log: Logger;
-  private stopped = false;
+  private readonly lifecycle: ControllerLifecycle;
 
   constructor(
     private readonly ctx: ControllerContext,
     private readonly rootCA: string,
   ) {
     this.log = ctx.logger(this.name);
+    const lines = { starting: 'Starting root CA cert publisher controller', stopping: 'Shutting down root CA cert publisher controller' };
+    this.lifecycle = newControllerLifecycle({ name: 'crt configmap', clock: ctx.clock, log: this.log, ...lines });
     this.worker = newQueueWorker({
       name: 'root_ca_cert_publisher',
       clock: ctx.clock,
@@ -87,18 +90,11 @@ class Publisher implements RootCACertPublisher {
   }
 
   healthy(): boolean {
-    return !this.stopped && this.worker.healthy();
+    return this.lifecycle.healthy() && this.worker.healthy();
   }
 
-  async run(workers: number, signal: AbortSignal): Promise<void> {
-    this.log.info({}, 'Starting root CA cert publisher controller');
-    try {
-      if (!(await waitForCacheSync('crt configmap', signal, this.ctx.clock, ...this.synced))) return;
-      await this.worker.run(workers, signal);
-    } finally {
-      if (!signal.aborted) this.stopped = true;
-      this.log.info({}, 'Shutting down root CA cert publisher controller');
-    }
+  run(workers: number, signal: AbortSignal): Promise<void> {
+    return this.lifecycle.run(signal, this.synced, () => this.worker.run(workers, signal));
   }
 
   async syncNamespace(ns: string): Promise<void> {

@@ -10,7 +10,8 @@ import type { Namespace, ServiceAccount } from 'kubernetes-types/core/v1.js';
 import { GVR } from '../../api/gvr.js';
 import { isAlreadyExists, isStatusError } from '../../client/errors.js';
 import type { Controller } from '../../controller/types.js';
-import { newQueueWorker, waitForCacheSync, type QueueWorker } from '../../controller/base-controller.js';
+import { newQueueWorker, type QueueWorker } from '../../controller/base-controller.js';
+import { newControllerLifecycle, type ControllerLifecycle } from '../../controller/lifecycle.js';
 import { objectFromDeleted } from '../../controller/keys.js';
 import type { Lister } from '../../tools/cache/interfaces.js';
 import { newLister } from '../../tools/cache/listers.js';
@@ -48,13 +49,15 @@ class ServiceAccounts implements ServiceAccountsController {
   private readonly synced: Array<() => boolean>;
   private readonly toEnsure: ServiceAccount[];
   private readonly log: Logger;
-  private stopped = false;
+  private readonly lifecycle: ControllerLifecycle;
 
   constructor(
     private readonly ctx: ControllerContext,
     opts: ServiceAccountsControllerOptions,
   ) {
     this.log = ctx.logger(this.name);
+    const lines = { starting: 'Starting controller', stopping: 'Shutting down controller', fields: { controller: this.name } };
+    this.lifecycle = newControllerLifecycle({ name: this.name, clock: ctx.clock, log: this.log, ...lines });
     this.toEnsure = opts.serviceAccounts ?? [{ metadata: { name: 'default' } }];
     this.worker = newQueueWorker({
       name: 'serviceaccount',
@@ -90,18 +93,11 @@ class ServiceAccounts implements ServiceAccountsController {
   }
 
   healthy(): boolean {
-    return !this.stopped && this.worker.healthy();
+    return this.lifecycle.healthy() && this.worker.healthy();
   }
 
-  async run(workers: number, signal: AbortSignal): Promise<void> {
-    this.log.info({ controller: this.name }, 'Starting controller');
-    try {
-      if (!(await waitForCacheSync(this.name, signal, this.ctx.clock, ...this.synced))) return;
-      await this.worker.run(workers, signal);
-    } finally {
-      if (!signal.aborted) this.stopped = true;
-      this.log.info({ controller: this.name }, 'Shutting down controller');
-    }
+  run(workers: number, signal: AbortSignal): Promise<void> {
+    return this.lifecycle.run(signal, this.synced, () => this.worker.run(workers, signal));
   }
 
   async syncNamespace(key: string): Promise<void> {

@@ -20,7 +20,8 @@ import type { Secret, ServiceAccount } from 'kubernetes-types/core/v1.js';
 import { GVR } from '../../api/gvr.js';
 import { generateName } from '../../api/names.js';
 import { isConflict, isNotFound } from '../../client/errors.js';
-import { newQueueWorker, waitForCacheSync, type QueueWorker } from '../../controller/base-controller.js';
+import { newQueueWorker, type QueueWorker } from '../../controller/base-controller.js';
+import { newControllerLifecycle, type ControllerLifecycle } from '../../controller/lifecycle.js';
 import { objectFromDeleted } from '../../controller/keys.js';
 import type { Controller } from '../../controller/types.js';
 import type { Kube } from '../../tools/cache/factory.js';
@@ -83,7 +84,7 @@ class TokensController implements ServiceAccountTokenController {
    * reference would make a second token.
    */
   private readonly createdTokens = new Map<string, SecretObj>();
-  private stopped = false;
+  private readonly lifecycle: ControllerLifecycle;
 
   constructor(
     private readonly ctx: ControllerContext,
@@ -92,6 +93,8 @@ class TokensController implements ServiceAccountTokenController {
     private readonly autoGenerate: boolean,
   ) {
     this.log = ctx.logger(this.name);
+    const lines = { starting: 'Starting service account token controller', stopping: 'Shutting down service account token controller', fields: { controller: this.name } };
+    this.lifecycle = newControllerLifecycle({ name: this.name, clock: ctx.clock, log: this.log, ...lines });
     this.token = newTokenGenerator(privateKeyPem);
     this.rootCA = ctx.options.rootCA ?? '';
     const saInf = ctx.informers.serviceAccounts();
@@ -132,18 +135,11 @@ class TokensController implements ServiceAccountTokenController {
     return this.synced.every((f) => f());
   }
   healthy(): boolean {
-    return !this.stopped && this.saWorker.healthy() && this.secretWorker.healthy();
+    return this.lifecycle.healthy() && this.saWorker.healthy() && this.secretWorker.healthy();
   }
 
-  async run(workers: number, signal: AbortSignal): Promise<void> {
-    this.log.info({ controller: this.name }, 'Starting service account token controller');
-    try {
-      if (!(await waitForCacheSync(this.name, signal, this.ctx.clock, ...this.synced))) return;
-      await Promise.all([this.saWorker.run(workers, signal), this.secretWorker.run(workers, signal)]);
-    } finally {
-      if (!signal.aborted) this.stopped = true;
-      this.log.info({ controller: this.name }, 'Shutting down service account token controller');
-    }
+  run(workers: number, signal: AbortSignal): Promise<void> {
+    return this.lifecycle.run(signal, this.synced, () => Promise.all([this.saWorker.run(workers, signal), this.secretWorker.run(workers, signal)]));
   }
 
   /** The SA from the cache (uid must match when given); a live read on a miss when `fetch`. Undefined when gone. */

@@ -10,7 +10,8 @@ import type { Pod } from 'kubernetes-types/core/v1.js';
 import { GVR } from '../../api/gvr.js';
 import { selectorFromLabelSelector } from '../../api/labels.js';
 import { splitKey } from '../../api/types.js';
-import { newQueueWorker, waitForCacheSync, type QueueWorker } from '../../controller/base-controller.js';
+import { newQueueWorker, type QueueWorker } from '../../controller/base-controller.js';
+import { newControllerLifecycle, type ControllerLifecycle } from '../../controller/lifecycle.js';
 import { getControllerOf, newControllerRefManager, patchWith, recheckDeletionTimestamp } from '../../controller/controller-ref-manager.js';
 import { newHistory, type History, type Revision } from '../../controller/history/controller-history.js';
 import { keyFunc, objectFromDeleted } from '../../controller/keys.js';
@@ -42,10 +43,12 @@ class StatefulSetCtl implements StatefulSetController {
   private readonly control: StatefulSetControl;
   private readonly synced: Array<() => boolean> = [];
   private readonly log: Logger;
-  private stopped = false;
+  private readonly lifecycle: ControllerLifecycle;
 
   constructor(private readonly ctx: ControllerContext) {
     this.log = ctx.logger(this.name);
+    const lines = { starting: 'Starting stateful set controller', stopping: 'Shutting down statefulset controller', fields: { controller: this.name } };
+    this.lifecycle = newControllerLifecycle({ name: this.name, clock: ctx.clock, log: this.log, ...lines });
     this.worker = newQueueWorker({ name: 'statefulset', clock: ctx.clock, logger: this.log, sync: (key) => this.sync(key) });
     const recorder = ctx.recorder(this.name);
     const setInf = ctx.informers.statefulSets();
@@ -171,18 +174,11 @@ class StatefulSetCtl implements StatefulSetController {
   }
 
   healthy(): boolean {
-    return !this.stopped && this.worker.healthy();
+    return this.lifecycle.healthy() && this.worker.healthy();
   }
 
-  async run(workers: number, signal: AbortSignal): Promise<void> {
-    this.log.info({ controller: this.name }, 'Starting stateful set controller');
-    try {
-      if (!(await waitForCacheSync(this.name, signal, this.ctx.clock, ...this.synced))) return;
-      await this.worker.run(workers, signal);
-    } finally {
-      if (!signal.aborted) this.stopped = true;
-      this.log.info({ controller: this.name }, 'Shutting down statefulset controller');
-    }
+  run(workers: number, signal: AbortSignal): Promise<void> {
+    return this.lifecycle.run(signal, this.synced, () => this.worker.run(workers, signal));
   }
 
   async sync(key: string): Promise<void> {

@@ -6,7 +6,8 @@ import type { Kube } from '../../tools/cache/factory.js';
 import { setLogOutput } from '../../util/log/logger.js';
 import { newTestContext, until, type TestContext } from '../garbagecollector/test-support.js';
 import { descriptor, newTaintEvictionController, type TaintEvictionController } from './tainteviction-controller.js';
-import { getMatchingTolerations, getMinTolerationTimeMs, toleratesTaint } from './tolerations.js';
+import { getMatchingTolerations, toleratesTaint } from '../../api/taints.js';
+import { getMinTolerationTimeMs } from './tolerations.js';
 
 const UNREACHABLE: Taint = { key: 'node.kubernetes.io/unreachable', effect: 'NoExecute', timeAdded: '2024-01-01T00:00:00Z' };
 

@@ -16,7 +16,8 @@
 import type { Node, Pod, Taint } from 'kubernetes-types/core/v1.js';
 import { GVR } from '../../api/gvr.js';
 import { isNotFound } from '../../client/errors.js';
-import { newQueueWorker, waitForCacheSync, type QueueWorker } from '../../controller/base-controller.js';
+import { newQueueWorker, type QueueWorker } from '../../controller/base-controller.js';
+import { newControllerLifecycle, type ControllerLifecycle } from '../../controller/lifecycle.js';
 import { objectFromDeleted } from '../../controller/keys.js';
 import { updatePodCondition } from '../../controller/pod-util.js';
 import type { Controller } from '../../controller/types.js';
@@ -29,7 +30,8 @@ import type { Logger } from '../../util/log/logger.js';
 import { ensurePodNodeNameIndex, POD_NODE_NAME_INDEX } from '../nodelifecycle/node-util.js';
 import type { ControllerContext, ControllerDescriptor } from '../types.js';
 import { newTimedWorkerQueue, type TimedWork, type TimedWorkerQueue } from './timed-workers.js';
-import { getMatchingTolerations, getMinTolerationTimeMs, getNoExecuteTaints } from './tolerations.js';
+import { getMatchingTolerations } from '../../api/taints.js';
+import { getMinTolerationTimeMs, getNoExecuteTaints } from './tolerations.js';
 
 export const TAINT_EVICTION_CONTROLLER_NAME = 'taint-eviction-controller';
 export const UPDATE_WORKER_SIZE = 8;
@@ -69,10 +71,12 @@ class TaintEviction implements TaintEvictionController {
   private readonly queue: TimedWorkerQueue;
   /** NoExecute taints of tainted nodes, by node name. */
   private readonly taintedNodes = new Map<string, Taint[]>();
-  private stopped = false;
+  private readonly lifecycle: ControllerLifecycle;
 
   constructor(private readonly ctx: ControllerContext) {
     this.log = ctx.logger(this.name);
+    const lines = { starting: 'Starting controller', stopping: 'Shutting down controller', fields: { controller: this.name } };
+    this.lifecycle = newControllerLifecycle({ name: this.name, clock: ctx.clock, log: this.log, ...lines });
     this.recorder = ctx.recorder(TAINT_EVICTION_CONTROLLER_NAME);
     const nodeInf = ctx.informers.nodes();
     const podInf = ctx.informers.pods();
@@ -111,21 +115,20 @@ class TaintEviction implements TaintEvictionController {
     return this.synced.every((f) => f());
   }
   healthy(): boolean {
-    return !this.stopped && this.nodeWorker.healthy() && this.podWorker.healthy();
+    return this.lifecycle.healthy() && this.nodeWorker.healthy() && this.podWorker.healthy();
   }
   pendingEvictions(): number {
     return this.queue.pending();
   }
 
   async run(_workers: number, signal: AbortSignal): Promise<void> {
-    this.log.info({ controller: this.name }, 'Starting controller');
     try {
-      if (!(await waitForCacheSync(this.name, signal, this.ctx.clock, ...this.synced))) return;
-      await Promise.all([this.nodeWorker.run(UPDATE_WORKER_SIZE, signal), this.podWorker.run(UPDATE_WORKER_SIZE, signal)]);
+      await this.lifecycle.run(signal, this.synced, () =>
+        Promise.all([this.nodeWorker.run(UPDATE_WORKER_SIZE, signal), this.podWorker.run(UPDATE_WORKER_SIZE, signal)]),
+      );
     } finally {
+      // Also when the caches never synced: handlers may have queued evictions.
       this.queue.stop();
-      if (!signal.aborted) this.stopped = true;
-      this.log.info({ controller: this.name }, 'Shutting down controller');
     }
   }
 

@@ -10,7 +10,8 @@
 import type { Node } from 'kubernetes-types/core/v1.js';
 import { GVR } from '../../api/gvr.js';
 import { isNotFound } from '../../client/errors.js';
-import { newQueueWorker, waitForCacheSync, type QueueWorker } from '../../controller/base-controller.js';
+import { newQueueWorker, type QueueWorker } from '../../controller/base-controller.js';
+import { newControllerLifecycle, type ControllerLifecycle } from '../../controller/lifecycle.js';
 import { objectFromDeleted } from '../../controller/keys.js';
 import type { Controller } from '../../controller/types.js';
 import type { Kube } from '../../tools/cache/factory.js';
@@ -47,10 +48,12 @@ class TTL implements TTLController {
   private readonly log: Logger;
   private nodeCount = 0;
   private step = 0;
-  private stopped = false;
+  private readonly lifecycle: ControllerLifecycle;
 
   constructor(private readonly ctx: ControllerContext) {
     this.log = ctx.logger(this.name);
+    const lines = { starting: 'Starting controller', stopping: 'Shutting down controller', fields: { controller: this.name } };
+    this.lifecycle = newControllerLifecycle({ name: this.name, clock: ctx.clock, log: this.log, ...lines });
     this.worker = newQueueWorker({ name: 'ttlcontroller', clock: ctx.clock, logger: this.log, sync: (key) => this.syncNode(key) });
     const inf = ctx.informers.nodes();
     this.nodes = newLister(inf.getIndexer());
@@ -77,18 +80,11 @@ class TTL implements TTLController {
     return this.synced();
   }
   healthy(): boolean {
-    return !this.stopped && this.worker.healthy();
+    return this.lifecycle.healthy() && this.worker.healthy();
   }
 
-  async run(workers: number, signal: AbortSignal): Promise<void> {
-    this.log.info({ controller: this.name }, 'Starting controller');
-    try {
-      if (!(await waitForCacheSync(this.name, signal, this.ctx.clock, this.synced))) return;
-      await this.worker.run(workers, signal);
-    } finally {
-      if (!signal.aborted) this.stopped = true;
-      this.log.info({ controller: this.name }, 'Shutting down controller');
-    }
+  run(workers: number, signal: AbortSignal): Promise<void> {
+    return this.lifecycle.run(signal, this.synced, () => this.worker.run(workers, signal));
   }
 
   async syncNode(name: string): Promise<void> {

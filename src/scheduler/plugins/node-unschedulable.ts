@@ -1,6 +1,6 @@
 /** NodeUnschedulable: keeps pods off cordoned nodes unless they tolerate node.kubernetes.io/unschedulable:NoSchedule. */
 import { unresolvable, type FilterPlugin } from '../framework.js';
-import { tolerationsTolerateTaint } from '../tolerations.js';
+import { tolerationsTolerateTaint } from '../../api/taints.js';
 
 export const ERR_REASON_UNSCHEDULABLE = 'node(s) were unschedulable';
 

@@ -10,7 +10,7 @@ import { nothing, selectorFromLabelSelector, type LabelSelectorValue, type Selec
 import { MAX_NODE_SCORE, unresolvable, unschedulable, type CycleContext, type FilterPlugin, type ScorePlugin } from '../framework.js';
 import type { NodeInfo } from '../node-info.js';
 import { podMatchesNodeSelectorAndAffinity } from '../node-selector.js';
-import { doNotScheduleTaint, findUntoleratedTaint } from '../tolerations.js';
+import { doNotScheduleTaint, findUntoleratedTaint } from '../../api/taints.js';
 
 export const ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints";
 export const ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + ' (missing required label)';

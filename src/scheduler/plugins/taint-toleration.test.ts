@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { NodeScore } from '../framework.js';
-import { toleratesTaint } from '../tolerations.js';
+import { toleratesTaint } from '../../api/taints.js';
 import { cycle, makeNode, makePod, nodeInfos } from '../testing.js';
 import { taintTolerationFilter, taintTolerationScore } from './taint-toleration.js';
 import { nodeUnschedulable } from './node-unschedulable.js';

@@ -4,7 +4,7 @@
  */
 import type { Toleration } from 'kubernetes-types/core/v1.js';
 import { defaultNormalizeScore, MAX_NODE_SCORE, unresolvable, type FilterPlugin, type ScorePlugin } from '../framework.js';
-import { doNotScheduleTaint, findUntoleratedTaint, tolerationsTolerateTaint } from '../tolerations.js';
+import { doNotScheduleTaint, findUntoleratedTaint, tolerationsTolerateTaint } from '../../api/taints.js';
 
 export function untoleratedTaintReason(key: string, value: string | undefined): string {
   return `node(s) had untolerated taint {${key}: ${value ?? ''}}`;

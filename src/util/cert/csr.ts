@@ -7,6 +7,7 @@
  */
 import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign, verify, X509Certificate, type KeyObject } from 'node:crypto';
 import { isIP } from 'node:net';
+import { formatIPv6 } from '../net/ip.js';
 import * as der from './der.js';
 import { children, decodeOid, decodeString, DerError, expectTag, readOne, type Tlv } from './der-reader.js';
 
@@ -84,26 +85,9 @@ function parseName(name: Tlv): { commonName: string; organizations: string[] } {
 function ipString(b: Buffer): string {
   if (b.length === 4) return [...b].join('.');
   if (b.length === 16) {
-    const groups: string[] = [];
-    for (let i = 0; i < 16; i += 2) groups.push(b.readUInt16BE(i).toString(16));
-    // compress the longest run of zero groups
-    let best = -1;
-    let bestLen = 0;
-    for (let i = 0; i < 8; ) {
-      if (groups[i] !== '0') {
-        i++;
-        continue;
-      }
-      let j = i;
-      while (j < 8 && groups[j] === '0') j++;
-      if (j - i > bestLen && j - i > 1) {
-        best = i;
-        bestLen = j - i;
-      }
-      i = j;
-    }
-    if (best < 0) return groups.join(':');
-    return `${groups.slice(0, best).join(':')}::${groups.slice(best + bestLen).join(':')}`;
+    const groups: number[] = [];
+    for (let i = 0; i < 16; i += 2) groups.push(b.readUInt16BE(i));
+    return formatIPv6(groups);
   }
   throw new DerError('invalid IP address length in subjectAltName');
 }
