@@ -75,7 +75,8 @@ describe('controller-manager options', () => {
 
   it('marks flags kcm accepts but does not use in --help', () => {
     const help = flagUsage(controllerManagerFlags, 'kcm controller-manager [flags]');
-    assert.match(help, /--pvclaimbinder-sync-period duration .*not used by kcm yet/);
+    assert.match(help, /--use-service-account-credentials .*not used by kcm yet/);
+    assert.doesNotMatch(help, /--pvclaimbinder-sync-period duration .*not used by kcm yet/);
     assert.doesNotMatch(help, /--cluster-signing-duration duration .*not used by kcm yet/);
     assert.match(help, /Leader election flags:/);
     assert.match(help, /--leader-elect-lease-duration duration .*\(default 15s\)/);

@@ -86,6 +86,8 @@ export const controllerManagerFlags = {
   // Garbage collector, namespaces, HPA
   'enable-garbage-collector': { type: 'bool', default: true, usage: 'Enables the generic garbage collector. MUST be synced with the corresponding flag of the kube-apiserver.', section: 'Garbage collector controller' },
   'namespace-sync-period': { type: 'duration', default: 5 * 60_000, usage: 'The period for syncing namespace life-cycle updates.', section: 'Namespace controller' },
+  'mirroring-max-endpoints-per-subset': { type: 'int', default: 1000, usage: 'The maximum number of endpoints that will be added to an EndpointSlice by the EndpointSliceMirroring controller. More endpoints per slice will result in less endpoint slices, but larger resources. Defaults to 1000.', section: 'EndpointSliceMirroring controller' },
+  'mirroring-endpointslice-updates-batch-period': { type: 'duration', default: 0, usage: 'The length of EndpointSlice updates batching period for EndpointSliceMirroring controller. Processing of EndpointSlice changes will be delayed by this duration to join them with potential upcoming updates and reduce the overall number of EndpointSlice updates. Larger number = higher endpoint programming latency, but lower number of endpoints revision generated', section: 'EndpointSliceMirroring controller' },
   'max-endpoints-per-slice': { type: 'int', default: 100, usage: 'The maximum number of endpoints that will be added to an EndpointSlice. More endpoints per slice will result in less endpoint slices, but larger resources. Defaults to 100.', section: 'EndpointSlice controller' },
   'endpoint-updates-batch-period': { type: 'duration', default: 0, usage: 'The length of endpoint updates batching period. Processing of pod changes will be delayed by this duration to join them with potential upcoming updates and reduce the overall number of endpoints updates. Larger number = higher endpoint programming latency, but lower number of endpoints revision generated', section: 'Endpoint controller' },
   'endpointslice-updates-batch-period': { type: 'duration', default: 0, usage: 'The length of endpoint slice updates batching period. Processing of pod changes will be delayed by this duration to join them with potential upcoming updates and reduce the overall number of endpoints updates. Larger number = higher endpoint programming latency, but lower number of endpoints revision generated', section: 'EndpointSlice controller' },
@@ -93,7 +95,7 @@ export const controllerManagerFlags = {
   'horizontal-pod-autoscaler-sync-period': { type: 'duration', default: 15_000, usage: 'The period for syncing the number of pods in horizontal pod autoscaler.', section: 'HPA controller' },
   'horizontal-pod-autoscaler-downscale-stabilization': { type: 'duration', default: 5 * 60_000, usage: 'The period for which autoscaler will look backwards and not scale down below any recommendation it made during that period.', section: 'HPA controller' },
   'horizontal-pod-autoscaler-tolerance': { type: 'float', default: 0.1, usage: 'The minimum change (from 1.0) in the desired-to-actual metrics ratio for the horizontal pod autoscaler to consider scaling.', section: 'HPA controller' },
-  'pvclaimbinder-sync-period': { type: 'duration', default: 15_000, usage: 'The period for syncing persistent volumes and persistent volume claims.' + UNUSED, section: 'Persistent volume binder controller' },
+  'pvclaimbinder-sync-period': { type: 'duration', default: 15_000, usage: 'The period for syncing persistent volumes and persistent volume claims.', section: 'Persistent volume binder controller' },
 
   // Concurrency
   'concurrent-deployment-syncs': concurrency(5, 'deployment objects', 'Deployment controller'),
@@ -294,7 +296,7 @@ export function buildControllerOptions(v: ControllerManagerFlagValues, pem: { ro
   const conc: Record<string, number> = {};
   for (const [flag, controller] of Object.entries(concurrencyFlags)) conc[controller] = (v as Record<string, unknown>)[flag] as number;
   const extra: Record<string, string | number | boolean> = {};
-  for (const flag of ['cluster-name', 'enable-garbage-collector', 'namespace-sync-period', 'resource-quota-sync-period', 'max-endpoints-per-slice', 'endpoint-updates-batch-period', 'endpointslice-updates-batch-period', 'horizontal-pod-autoscaler-sync-period', 'horizontal-pod-autoscaler-downscale-stabilization', 'horizontal-pod-autoscaler-tolerance', 'cluster-signing-duration', 'node-startup-grace-period'] as const) {
+  for (const flag of ['cluster-name', 'enable-garbage-collector', 'namespace-sync-period', 'resource-quota-sync-period', 'max-endpoints-per-slice', 'endpoint-updates-batch-period', 'endpointslice-updates-batch-period', 'mirroring-max-endpoints-per-subset', 'mirroring-endpointslice-updates-batch-period', 'pvclaimbinder-sync-period', 'horizontal-pod-autoscaler-sync-period', 'horizontal-pod-autoscaler-downscale-stabilization', 'horizontal-pod-autoscaler-tolerance', 'cluster-signing-duration', 'node-startup-grace-period'] as const) {
     extra[flag] = v[flag];
   }
   return {
