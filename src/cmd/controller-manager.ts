@@ -10,7 +10,7 @@ import { loadKubeconfig } from '../client/kubeconfig.js';
 import type { RestConfig } from '../client/rest-config.js';
 import { applyConfigFile, buildControllerOptions, controllerManagerFlags, effectiveConfiguration, validateFlags, type ControllerManagerFlagValues } from '../controllermanager/options.js';
 import { newControllerManager, type ProgressEvent } from '../controllermanager/manager.js';
-import { controllerTable, resolveEnabledControllers, UnknownControllerError } from '../controllers/registry.js';
+import { controllerTable, isImplemented, resolveEnabledControllers, UnknownControllerError } from '../controllers/registry.js';
 import { newLogger, type Logger } from '../util/log/logger.js';
 import { applyLoggingFlags, onTerminationSignal, reportFlagError } from './common.js';
 import { FlagError, flagUsage, formatDuration, parseFlags } from './flags.js';
@@ -18,7 +18,7 @@ import { FlagError, flagUsage, formatDuration, parseFlags } from './flags.js';
 const description = `The Kubernetes controller manager (kcm): runs the core control loops against any Kubernetes API server, with kube-controller-manager's flags.
 
 Known controllers (canonical name, then aliases; * = implemented in kcm):
-${controllerTable.map((e) => `  ${e.module ? '*' : ' '} ${e.name}${e.aliases.length ? ` (${e.aliases.join(', ')})` : ''}${e.disabledByDefault ? ' [disabled by default]' : ''}${e.cloudProvider ? ' [cloud provider]' : ''}`).join('\n')}`;
+${controllerTable.map((e) => `  ${isImplemented(e) ? '*' : ' '} ${e.name}${e.aliases.length ? ` (${e.aliases.join(', ')})` : ''}${e.disabledByDefault ? ' [disabled by default]' : ''}${e.cloudProvider ? ' [cloud provider]' : ''}`).join('\n')}`;
 
 async function restConfigFor(v: ControllerManagerFlagValues): Promise<RestConfig> {
   let config: RestConfig;

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { canonicalControllerName, controllerTable, loadController, resolveEnabledControllers, UnknownControllerError } from './registry.js';
+import { canonicalControllerName, controllerTable, isImplemented, loadController, resolveEnabledControllers, UnknownControllerError } from './registry.js';
 
 describe('controller registry', () => {
   it('lists every canonical name once, each ending in -controller', () => {
@@ -56,5 +56,13 @@ describe('controller registry', () => {
     assert.equal(rc.kind, 'implemented');
     const cloud = await loadController('service-lb-controller');
     assert.deepEqual(cloud, { kind: 'not-implemented', reason: 'needs a cloud provider' });
+  });
+
+  it('tells implemented controllers from known-but-unwritten ones without loading them', () => {
+    const byName = (n: string) => controllerTable.find((e) => e.name === n)!;
+    assert.equal(isImplemented(byName('replicaset-controller')), true);
+    assert.equal(isImplemented(byName('service-lb-controller')), false);
+    const unwritten = controllerTable.filter((e) => e.module && !isImplemented(e)).map((e) => e.name);
+    assert.ok(unwritten.includes('persistentvolume-attach-detach-controller'), unwritten.join(','));
   });
 });

@@ -14,6 +14,7 @@
  *
  * Start-up, `--controllers` and health checks all read this table.
  */
+import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import type { ControllerDescriptor } from './types.js';
 
@@ -148,6 +149,11 @@ const loaders = new Map<string, Promise<LoadedController>>();
  * controller is not written yet) is "not-implemented"; any other import
  * failure rejects, keeping its cause.
  */
+/** True when kcm has the controller's folder (checked on disk, without loading it): for --help and docs. */
+export function isImplemented(entry: ControllerEntry): boolean {
+  return !!entry.module && existsSync(new URL(`./${entry.module}/`, import.meta.url));
+}
+
 export function loadController(name: string): Promise<LoadedController> {
   const entry = controllerTable.find((e) => e.name === name);
   if (!entry) return Promise.reject(new UnknownControllerError(name));
