@@ -29,7 +29,7 @@ export function fieldManagerOf(s: RequestScope): string {
  */
 export function checkFields(s: RequestScope, obj: KubeObject, jsonText?: string, mode: FieldValidation = fieldValidationOf(s.query)): void {
   const gvk = { group: s.r.group, version: s.r.version, kind: s.r.kind };
-  const warnings = validateFields({ doc: openApiOf(s.server).swagger(), gvk, obj, jsonText, mode, prune: !s.r.customResource });
+  const warnings = validateFields({ doc: openApiOf(s.server).swagger(), gvk, obj, jsonText, mode, prune: !s.r.customResource, typed: !s.r.customResource });
   addWarnings(s.res, warnings);
 }
 

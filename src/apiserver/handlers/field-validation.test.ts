@@ -35,6 +35,26 @@ describe('field validation and managedFields on writes', () => {
     assert.equal(res.body.message, 'strict decoding error: unknown field "spec.template.spec.containers[0].bar", unknown field "spec.foo", duplicate field "spec.replicas"');
   });
 
+  it('refuses values of the wrong JSON type with Go\'s decoding error, whatever the validation mode', async () => {
+    const bad = deployment('typed') as any;
+    bad.spec.template.metadata.labels = { ...bad.spec.template.metadata.labels, enabled: true }; // YAML `enabled: y`
+    for (const q of ['', '?fieldValidation=Ignore']) {
+      const res = await t.request('POST', `${deploys}${q}`, bad);
+      assert.equal(res.status, 400, res.text);
+      assert.equal(res.body.reason, 'BadRequest');
+      assert.equal(res.body.message, 'Deployment in version "v1" cannot be handled as a Deployment: json: cannot unmarshal bool into Go struct field ObjectMeta.spec.template.metadata.labels of type string');
+    }
+    const port = deployment('typed') as any;
+    port.spec.template.spec.containers[0].ports = [{ containerPort: '80' }];
+    const res = await t.request('POST', deploys, port);
+    assert.equal(res.status, 400);
+    assert.equal(res.body.message, 'Deployment in version "v1" cannot be handled as a Deployment: json: cannot unmarshal string into Go struct field ContainerPort.spec.template.spec.containers.ports.containerPort of type int32');
+    const ok = deployment('typed') as any;
+    ok.spec.template.spec.containers[0].resources = { limits: { cpu: 1, memory: '1Gi' } }; // quantities may be numbers
+    ok.spec.strategy = { rollingUpdate: { maxSurge: 1, maxUnavailable: '25%' } }; // int-or-string either way
+    assert.equal((await t.request('POST', deploys, ok)).status, 201);
+  });
+
   it('warns about unknown fields by default and drops them', async () => {
     const res = await t.request('POST', deploys, deployment('warn', { foo: 1 }));
     assert.equal(res.status, 201, res.text);

@@ -16,6 +16,7 @@ import type { ServerResponse } from 'node:http';
 import type { KubeObject } from '../../api/types.js';
 import type { SwaggerDocument } from '../openapi/index.js';
 import { badRequest } from '../status.js';
+import { checkTypes } from './type-check.js';
 
 export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
 
@@ -232,6 +233,8 @@ export interface ValidationInput {
   mode: FieldValidation;
   /** Custom resources are pruned by their own schema handling; only report here. */
   prune: boolean;
+  /** Built-in kinds decode into Go types upstream, so wrong JSON types are a 400; custom resources get 422s from their schema instead. */
+  typed?: boolean;
 }
 
 /**
@@ -241,6 +244,7 @@ export interface ValidationInput {
 export function validateFields(input: ValidationInput): string[] {
   const root = rootSchemaOf(input.doc, input.gvk);
   if (!root) return [];
+  if (input.typed) checkTypes(input.doc, root, input.gvk, input.obj);
   const problems: string[] = [];
   if (input.jsonText && input.mode !== 'Ignore') {
     for (const d of duplicateKeys(input.jsonText)) if (isDeclared(input.doc, root, d)) problems.push(`duplicate field "${tokensToPath(d)}"`);
