@@ -35,7 +35,8 @@ function defaultProbe(p: Probe | undefined): void {
 
 function defaultContainer(c: Container, hostNetwork: boolean): void {
   const o = c as unknown as Obj;
-  if (c.image !== undefined && c.imagePullPolicy === undefined) c.imagePullPolicy = defaultImagePullPolicy(c.image);
+  // Upstream parses the image ignoring errors: no (parsable) image gives IfNotPresent.
+  if (c.imagePullPolicy === undefined) c.imagePullPolicy = c.image ? defaultImagePullPolicy(c.image) : 'IfNotPresent';
   dflt(o, 'terminationMessagePath', '/dev/termination-log');
   dflt(o, 'terminationMessagePolicy', 'File');
   dflt(o, 'resources', {});

@@ -77,13 +77,14 @@ describe('pod strategy', () => {
       spec: {
         restartPolicy: 'Sometimes',
         containers: [
-          { name: 'a', image: '' },
+          { name: 'a' } as never,
           { name: 'a', image: 'x', resources: { requests: { cpu: '2' }, limits: { cpu: '1' } } },
         ],
       },
     }));
     const msgs = pods.validate(bad).map((e) => e.message);
     assert.ok(msgs.includes('spec.containers[0].image: Required value'), msgs.join('\n'));
+    assert.ok(!msgs.some((m) => m.includes('imagePullPolicy')), 'a missing image still defaults imagePullPolicy, as upstream');
     assert.ok(msgs.includes('spec.containers[1].name: Duplicate value: "a"'), msgs.join('\n'));
     assert.ok(msgs.includes('spec.restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never"'), msgs.join('\n'));
     assert.ok(msgs.includes('spec.containers[1].resources.requests[cpu]: Invalid value: "2": must be less than or equal to cpu limit of 1'), msgs.join('\n'));
