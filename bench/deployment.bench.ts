@@ -6,7 +6,8 @@
  * available. At kube-controller-manager's default client limits
  * (--kube-api-qps 20 / --kube-api-burst 30), at kcm up's defaults (200/400)
  * and with the limits raised (2000). Each scenario runs on a fresh `kcm up`
- * started through the e2e harness; polling is bounded.
+ * with 12 simulated nodes (110 pods each), started through the e2e harness;
+ * polling is bounded.
  */
 import { startKcm, waitFor, type KcmProcess } from '../test/e2e/harness.js';
 
@@ -14,6 +15,8 @@ const DEPLOYMENTS = 100;
 const REPLICAS = 10;
 const BIG_RS = 1000;
 const TIMEOUT_MS = 15 * 60 * 1000;
+/** Simulated nodes: 110 pods fit on each, so 1,000 replicas need at least 10 (kcm up's default 3 holds 330). */
+const NODES = 12;
 
 function deployment(i: number): object {
   const name = `bench-${i}`;
@@ -66,7 +69,7 @@ async function bigReplicaSet(kcm: KcmProcess): Promise<number> {
 }
 
 async function withKcm<T>(args: string[], body: (kcm: KcmProcess) => Promise<T>): Promise<T> {
-  const kcm = await startKcm('up', ['--controller-manager-secure-port', '0', ...args], { readyTimeoutMs: 60_000 });
+  const kcm = await startKcm('up', ['--controller-manager-secure-port', '0', '--nodes', String(NODES), ...args], { readyTimeoutMs: 60_000 });
   try {
     return await body(kcm);
   } finally {
