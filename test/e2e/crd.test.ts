@@ -87,6 +87,9 @@ describe('custom resources with kubectl', () => {
     const empty = await kcm.kubectl(['get', 'widgets']);
     assert.equal(empty.code, 0, empty.stderr);
     assert.match(empty.stderr, /No resources found in default namespace/);
+    const crds = (await kcm.kubectlOk(['get', 'crd', 'widgets.example.com'])).trim().split('\n');
+    assert.match(crds[0]!, /^NAME\s+CREATED AT$/);
+    assert.match(crds[1]!, /^widgets\.example\.com\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
   });
 
   it('lists the CRD in api-resources', async () => {

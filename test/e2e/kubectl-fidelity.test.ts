@@ -65,6 +65,15 @@ describe('kubectl apply, patch and validation', () => {
     assert.ok(apply.fieldsV1['f:spec']['f:replicas']);
   });
 
+  it('moves a client-side applied object to server-side apply without conflicts, as kubectl upgrades it', async () => {
+    await kcm.kubectlOk(['apply', '-f', '-'], { input: deployment('csa2ssa') });
+    const out = await kcm.kubectlOk(['apply', '--server-side', '-f', '-'], { input: deployment('csa2ssa', { replicas: 2, containers: [{ name: 'web', image: 'nginx:1.27', ports: [{ containerPort: 80 }] }] }) });
+    assert.match(out, /deployment.apps\/csa2ssa serverside-applied/);
+    const d = await json(['get', 'deploy', 'csa2ssa']);
+    assert.equal(d.spec.replicas, 2);
+    assert.equal(d.spec.template.spec.containers[0].image, 'nginx:1.27');
+  });
+
   it('patches containers by name with a strategic merge patch', async () => {
     await kcm.kubectlOk(['apply', '-f', '-'], { input: deployment('smp', { containers: [{ name: 'a', image: 'nginx' }, { name: 'b', image: 'redis' }] }) });
     await kcm.kubectlOk(['patch', 'deploy', 'smp', '--type', 'strategic', '-p', JSON.stringify({ spec: { template: { spec: { containers: [{ name: 'b', image: 'redis:7' }] } } } })]);

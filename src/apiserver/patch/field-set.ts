@@ -146,7 +146,8 @@ function matchToken(container: unknown, token: string): { value: unknown; index?
   if (!Array.isArray(container)) return undefined;
   if (token.startsWith('k:')) {
     const key = JSON.parse(token.slice(2)) as JsonObject;
-    const i = container.findIndex((x) => isObject(x) && Object.entries(key).every(([k, v]) => jsonEqual(x[k], v)));
+    // A key field the item leaves out takes its schema default (an applied port without protocol is the TCP port).
+    const i = container.findIndex((x) => isObject(x) && Object.entries(key).every(([k, v]) => jsonEqual(x[k] ?? mapKeyDefaults[k], v)));
     return i >= 0 ? { value: container[i], index: i } : undefined;
   }
   if (token.startsWith('v:')) {

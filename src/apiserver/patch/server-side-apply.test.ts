@@ -76,6 +76,53 @@ describe('server-side apply', () => {
   });
 });
 
+describe('server-side apply after client-side apply', () => {
+  // What `kubectl apply` (client-side) leaves: the annotation and a kubectl-client-side-apply Update entry.
+  function clientSideApplied(image: string): KubeObject {
+    const manifest: KubeObject = {
+      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web' },
+      spec: { replicas: 1, template: { spec: { containers: [{ name: 'app', image, ports: [{ containerPort: 80 }] }] } } },
+    };
+    const live: KubeObject = structuredClone(manifest);
+    live.metadata!.annotations = { 'kubectl.kubernetes.io/last-applied-configuration': JSON.stringify(manifest) };
+    (live.spec as any).template.spec.containers[0].ports[0].protocol = 'TCP';
+    recordUpdate(undefined, live, 'kubectl-client-side-apply', T);
+    return live;
+  }
+  const manifest = (image: string, replicas = 1): KubeObject => ({
+    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web' },
+    spec: { replicas, template: { spec: { containers: [{ name: 'app', image, ports: [{ containerPort: 80 }] }] } } },
+  });
+
+  it('treats an applied port without protocol as the stored TCP port, so re-applying it is no conflict', () => {
+    const live = clientSideApplied('app:1');
+    const out = apply(live, manifest('app:1'), 'other');
+    assert.deepEqual((out.spec as any).template.spec.containers[0].ports, [{ containerPort: 80, protocol: 'TCP' }]);
+  });
+
+  it('lets kubectl take over fields its last-applied annotation still matches, without --force-conflicts', () => {
+    const live = clientSideApplied('app:1');
+    const out = apply(live, manifest('app:2', 3), 'kubectl');
+    assert.equal((out.spec as any).template.spec.containers[0].image, 'app:2');
+    assert.equal((out.spec as any).replicas, 3);
+    const csa = out.metadata!.managedFields!.find((m) => m.manager === 'kubectl-client-side-apply');
+    assert.equal((csa?.fieldsV1 as any)?.['f:spec']?.['f:replicas'], undefined);
+  });
+
+  it('still reports conflicts on fields someone changed since the last client-side apply', () => {
+    const live = clientSideApplied('app:1');
+    const edited = structuredClone(live);
+    (edited.spec as any).replicas = 5;
+    recordUpdate(live, edited, 'kubectl-scale', T);
+    assert.throws(() => apply(edited, manifest('app:2', 3), 'kubectl'), (e: unknown) => e instanceof StatusError && /conflict with "kubectl-scale".*\.spec\.replicas/.test(e.message) && !/image/.test(e.message));
+  });
+
+  it('keeps conflicts for managers other than kubectl', () => {
+    const live = clientSideApplied('app:1');
+    assert.throws(() => apply(live, manifest('app:2'), 'helm'), (e: unknown) => e instanceof StatusError && e.status.code === 409);
+  });
+});
+
 describe('recordUpdate', () => {
   it('gives the updater the fields it changed and takes them from others', () => {
     const old = apply(undefined, cfg(1));

@@ -136,7 +136,12 @@ export function serverSideApply(live: KubeObject | undefined, applied: KubeObjec
         if (!jsonEqual(valueAt(live, p), a)) conflicts.push({ manager: o.entry.manager ?? '', apiVersion: o.entry.apiVersion ?? '', path: p, owner: o });
       }
     }
-    if (conflicts.length && !opts.force) throw conflictError(conflicts);
+    if (conflicts.length && !opts.force) {
+      // kubectl upgrading from client-side apply: fields its last-applied annotation still matches are its own.
+      const allowed = opts.fieldManager === 'kubectl' ? allowedFromLastApplied(live, schema, apiVersionOf(opts.gvk)) : undefined;
+      const remaining = allowed ? conflicts.filter((c) => !allowed.has(c.path)) : conflicts;
+      if (remaining.length) throw conflictError(remaining);
+    }
     for (const c of conflicts) c.owner.set.delete(c.path);
   }
 
@@ -163,6 +168,33 @@ export function serverSideApply(live: KubeObject | undefined, applied: KubeObjec
   // Others no longer own what the apply took from them or what it removed.
   writeEntries(result, next);
   return result;
+}
+
+/**
+ * The fields of the `kubectl.kubernetes.io/last-applied-configuration`
+ * annotation whose values the live object still has, as kube-apiserver's
+ * lastAppliedManager computes them: a `kubectl apply --server-side` may take
+ * these from other managers without --force-conflicts. Undefined when there is
+ * no usable annotation.
+ */
+function allowedFromLastApplied(live: KubeObject, schema: SchemaNode, apiVersion: string): FieldSet | undefined {
+  const raw = live.metadata?.annotations?.['kubectl.kubernetes.io/last-applied-configuration'];
+  if (!raw) return undefined;
+  let last: unknown;
+  try {
+    last = JSON.parse(raw);
+  } catch {
+    return undefined; // upstream treats an undecodable annotation as absent, keeping the conflicts
+  }
+  if (!isObject(last) || last.apiVersion !== apiVersion) return undefined;
+  const out: FieldSet = new Set();
+  for (const p of fieldSetOf(last, schema)) {
+    const a = valueAt(last, p);
+    const l = valueAt(live, p);
+    if (l === undefined) continue;
+    if (isObject(a) || (Array.isArray(a) && listKindOf(fieldMetaAt(schema, p)).kind !== 'atomic') || jsonEqual(a, l)) out.add(p);
+  }
+  return out;
 }
 
 /** The field meta of the last field token of a path (for list kinds). */

@@ -7,6 +7,7 @@ import { podColumns } from './pods.js';
 import * as w from './workloads.js';
 import * as c from './core.js';
 import * as o from './others.js';
+import { nameColumn } from './columns.js';
 
 const builtin: [string, string, TableColumn[]][] = [
   ['', 'pods', podColumns],
@@ -52,6 +53,8 @@ const builtin: [string, string, TableColumn[]][] = [
   ['admissionregistration.k8s.io', 'mutatingwebhookconfigurations', o.webhookConfigurationColumns],
   ['node.k8s.io', 'runtimeclasses', o.runtimeClassColumns],
   ['flowcontrol.apiserver.k8s.io', 'flowschemas', o.flowSchemaColumns],
+  // apiextensions-apiserver has no printer for CRDs: the default table convertor's Name and Created At.
+  ['apiextensions.k8s.io', 'customresourcedefinitions', [nameColumn, c.createdAtColumn]],
 ];
 
 let done = false;

@@ -72,6 +72,8 @@ describe('built-in table columns match kubectl', () => {
 
   it('roles print Created At instead of Age; storage classes mark the default', () => {
     assert.deepEqual(table('rbac.authorization.k8s.io', 'roles', {}).names, ['Name', 'Created At']);
+    assert.deepEqual(table('apiextensions.k8s.io', 'customresourcedefinitions', {}).names, ['Name', 'Created At']);
+    assert.deepEqual(table('apiextensions.k8s.io', 'customresourcedefinitions', {}).cells, ['x', created]);
     const sc = table('storage.k8s.io', 'storageclasses', { metadata: { name: 'std', creationTimestamp: created, annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' } }, provisioner: 'p' });
     assert.deepEqual(sc.cells, ['std (default)', 'p', 'Delete', 'Immediate', 'false', '60m']);
   });
