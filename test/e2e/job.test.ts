@@ -51,6 +51,11 @@ describe('job e2e', () => {
     for (const p of pods.items) assert.ok(!(p.metadata.finalizers ?? []).includes('batch.kubernetes.io/job-tracking'));
   });
 
+  it('completes a job created with kubectl create job running echo, as the docs example does', async () => {
+    await kcm.kubectlOk(['create', 'job', 'hello', '-n', 'default', '--image=busybox', '--', 'echo', 'Hello World']);
+    await kcm.kubectlOk(['wait', '-n', 'default', '--for=condition=complete', 'job/hello', '--timeout=60s'], { timeoutMs: 70_000 });
+  });
+
   it('fails with BackoffLimitExceeded after 2 failed pods when backoffLimit is 1', async () => {
     await apply(job('fails', ['sh', '-c', 'exit 1'], { backoffLimit: 1 }));
     const failed = await waitFor(

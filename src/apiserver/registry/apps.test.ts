@@ -130,6 +130,26 @@ describe('apps strategies', () => {
     assert.deepEqual(labelled.status, {});
   });
 
+  it('records the daemonset template generation annotation and bumps it only on template changes', () => {
+    const s = strategyFor('apps', 'daemonsets');
+    const TG = 'deprecated.daemonset.template.generation';
+    const old = create('daemonsets', workload('DaemonSet'));
+    assert.equal(old.metadata?.annotations?.[TG], '1');
+
+    const resized = structuredClone(old);
+    delete resized.metadata!.annotations;
+    (resized.spec as any).minReadySeconds = 5;
+    s.prepareForUpdate(resized, old);
+    assert.equal(resized.metadata?.annotations?.[TG], '1', 'a spec change outside the template keeps it');
+    assert.equal(resized.metadata?.generation, 2);
+
+    const updated = structuredClone(resized);
+    (updated.spec as any).template.spec.containers[0].image = 'nginx:2';
+    updated.metadata!.annotations = { [TG]: '9' };
+    s.prepareForUpdate(updated, resized);
+    assert.equal(updated.metadata?.annotations?.[TG], '2', 'clients cannot set it on update');
+  });
+
   it('status updates keep spec and labels of a deployment', () => {
     const s = strategyFor('apps', 'deployments');
     const old = create('deployments', workload('Deployment'));

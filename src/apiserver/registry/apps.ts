@@ -201,6 +201,24 @@ function statefulSetStrategy(): Strategy {
   });
 }
 
+/**
+ * The v1 face of the internal spec.templateGeneration (pkg/apis/apps/v1/conversion.go):
+ * 1 on create unless a valid one is given, kept on updates, plus one when the
+ * pod template changes. The DaemonSet controller labels pods with it
+ * (pod-template-generation).
+ */
+const TEMPLATE_GENERATION = 'deprecated.daemonset.template.generation';
+
+function templateGenerationOf(obj: KubeObject): number {
+  const v = Number(obj.metadata?.annotations?.[TEMPLATE_GENERATION]);
+  return Number.isInteger(v) && v >= 1 ? v : (obj.metadata?.generation ?? 1);
+}
+
+function setTemplateGeneration(obj: KubeObject, value: number): void {
+  obj.metadata ??= {};
+  obj.metadata.annotations = { ...(obj.metadata.annotations ?? {}), [TEMPLATE_GENERATION]: String(value) };
+}
+
 function daemonSetStrategy(): Strategy {
   return newStrategy({
     group: 'apps',
@@ -220,6 +238,14 @@ function daemonSetStrategy(): Strategy {
       }
       dflt(s, 'revisionHistoryLimit', 10);
       defaultPodTemplate(s.template as never);
+    },
+    prepareForCreate(obj) {
+      const given = Number(obj.metadata?.annotations?.[TEMPLATE_GENERATION]);
+      setTemplateGeneration(obj, Number.isInteger(given) && given >= 1 ? given : 1);
+    },
+    prepareForUpdate(newObj, oldObj) {
+      const old = templateGenerationOf(oldObj);
+      setTemplateGeneration(newObj, deepEqual(specOf(newObj).template, specOf(oldObj).template) ? old : old + 1);
     },
     validate(obj) {
       const s = specOf(obj) as NonNullable<DaemonSet['spec']> & Obj;
