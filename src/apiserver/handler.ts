@@ -35,9 +35,10 @@ import { newTaintNodesByCondition } from './admission/taint-nodes-by-condition.j
 import { newStorageObjectInUseProtection } from './admission/storage-object-in-use-protection.js';
 import { systemNamespaces } from './namespaces.js';
 import { bootstrapClusterRoleBindings, bootstrapClusterRoles, forbiddenError, newRbacAuthorizer, type Authorizer } from './authz/index.js';
+import { headerLists, impersonatedUser } from './authz/impersonation.js';
 import { parseRequestInfo, truthyParam } from './request-info.js';
 import { writeStatus } from './output.js';
-import { isAlreadyExists } from '../client/errors.js';
+import { isAlreadyExists, StatusError } from '../client/errors.js';
 
 export interface ApiHandlerOptions {
   storage: Storage;
@@ -193,27 +194,42 @@ export async function createApiHandler(opts: ApiHandlerOptions): Promise<ApiHand
     else await store.create(sliceR, 'default', slice as unknown as KubeObject, { dryRun: false, user: systemUser });
   }
 
+  /** Authorizes the request as `user` (when RBAC is on) and routes it. */
+  function serve(req: IncomingMessage, res: ServerResponse, user: UserInfo): void {
+    if (!authorizer) {
+      route(server, () => checks, req, res, user);
+      return;
+    }
+    const url = new URL(req.url ?? '/', 'http://apiserver');
+    const method = (req.method ?? 'GET').toUpperCase();
+    const info = parseRequestInfo(method, url.pathname, truthyParam(url.searchParams.get('watch')));
+    const attrs =
+      info.kind === 'resource'
+        ? { user, verb: info.verb, resourceRequest: true, apiGroup: info.group, apiVersion: info.version, resource: info.resource, subresource: info.subresource, namespace: info.namespace, name: info.name }
+        : { user, verb: method.toLowerCase(), resourceRequest: false, path: url.pathname };
+    authorizer.authorize(attrs).then(
+      (d) => {
+        if (d.allowed) route(server, () => checks, req, res, user);
+        else writeStatus(res, forbiddenError(attrs, d.reason).status);
+      },
+      (err: unknown) => {
+        logger.error(err, { uri: req.url }, 'authorization failed');
+        writeStatus(res, forbiddenError(attrs, 'authorizer error').status);
+      },
+    );
+  }
+
   return {
-    handle(req, res, user) {
-      if (!authorizer) {
-        route(server, () => checks, req, res, user);
-        return;
-      }
-      const url = new URL(req.url ?? '/', 'http://apiserver');
-      const method = (req.method ?? 'GET').toUpperCase();
-      const info = parseRequestInfo(method, url.pathname, truthyParam(url.searchParams.get('watch')));
-      const attrs =
-        info.kind === 'resource'
-          ? { user, verb: info.verb, resourceRequest: true, apiGroup: info.group, apiVersion: info.version, resource: info.resource, subresource: info.subresource, namespace: info.namespace, name: info.name }
-          : { user, verb: method.toLowerCase(), resourceRequest: false, path: url.pathname };
-      authorizer.authorize(attrs).then(
-        (d) => {
-          if (d.allowed) route(server, () => checks, req, res, user);
-          else writeStatus(res, forbiddenError(attrs, d.reason).status);
+    handle(req, res, requestor) {
+      if (!Object.keys(req.headers).some((h) => h.startsWith('impersonate-'))) return serve(req, res, requestor);
+      impersonatedUser(headerLists(req.headersDistinct, req.headers), requestor, authorizer).then(
+        (user) => {
+          logger.v(4).info({ uri: req.url, user: requestor.username, as: user.username }, 'impersonating');
+          serve(req, res, user);
         },
         (err: unknown) => {
-          logger.error(err, { uri: req.url }, 'authorization failed');
-          writeStatus(res, forbiddenError(attrs, 'authorizer error').status);
+          if (!(err instanceof StatusError) || err.code >= 500) logger.error(err, { uri: req.url }, 'impersonation failed');
+          writeStatus(res, (err instanceof StatusError ? err : forbiddenError({ user: requestor, verb: 'impersonate', resourceRequest: true }, 'authorizer error')).status);
         },
       );
     },

@@ -19,6 +19,14 @@ describe('newIpAllocator', () => {
     a.release('b');
     assert.equal(a.allocate('f'), '10.0.0.3');
   });
+  it('gives a key its preferred address when free and in range, another otherwise', () => {
+    const a = newIpAllocator('10.244.1.0/24');
+    assert.equal(a.allocate('ns/a', '10.244.1.7'), '10.244.1.7');
+    assert.equal(a.allocate('ns/b', '10.244.1.7'), '10.244.1.2');
+    assert.equal(a.allocate('ns/c', '10.244.2.9'), '10.244.1.3');
+    assert.equal(a.allocate('ns/d', '10.244.1.1'), '10.244.1.4');
+    assert.equal(a.allocate('ns/a', '10.244.1.9'), '10.244.1.7');
+  });
   it('rejects a malformed CIDR', () => {
     assert.throws(() => newIpAllocator('10.0.0/24'));
   });

@@ -8,8 +8,11 @@ import { formatIPv4, parseIPv4 } from '../util/net/ip.js';
 
 export interface IpAllocator {
   readonly cidr: string;
-  /** The address held by `key`, allocating one if needed; undefined when the range is full. */
-  allocate(key: string): string | undefined;
+  /**
+   * The address held by `key`, allocating one if needed; undefined when the range is full.
+   * A free `preferred` address in the range is taken first (a pod keeping its IP across a restart).
+   */
+  allocate(key: string, preferred?: string): string | undefined;
   release(key: string): void;
   /** How many addresses are held. */
   size(): number;
@@ -36,9 +39,15 @@ export function newIpAllocator(cidr: string): IpAllocator {
   let cursor = first;
   return {
     cidr,
-    allocate(key) {
+    allocate(key, preferred) {
       const held = byKey.get(key);
       if (held !== undefined) return formatIPv4(parsed.base + held);
+      const want = preferred === undefined ? undefined : parseIPv4(preferred);
+      if (want !== undefined && want - parsed.base >= first && want - parsed.base <= last && !used.has(want - parsed.base)) {
+        used.add(want - parsed.base);
+        byKey.set(key, want - parsed.base);
+        return formatIPv4(want);
+      }
       for (let i = 0; i <= last - first; i++) {
         const off = first + ((cursor - first + i) % (last - first + 1));
         if (used.has(off)) continue;

@@ -16,10 +16,12 @@ import type { Client } from '../client/interfaces.js';
 import { typed, type TypedClient } from '../client/typed.js';
 import { rfc3339Micro, type Clock } from '../util/clock/clock.js';
 import type { Logger } from '../util/log/logger.js';
+import type { EventRecorder } from '../tools/record/index.js';
 import {
   HEARTBEAT_ANNOTATION,
   NODE_LEASE_NAMESPACE,
   buildNodeStatus,
+  conditionEvents,
   conditionsDiffer,
   newLeaseObject,
   newNodeObject,
@@ -39,6 +41,11 @@ export interface NodeAgentOptions {
   template: NodeTemplate;
   /** The node as the informer last saw it (undefined when not known or deleted). */
   cached: () => Node | undefined;
+  /**
+   * Where the kubelet's node events go (Starting, NodeAllocatableEnforced, and
+   * NodeHasSufficientMemory ... NodeReady when a condition's status changes).
+   */
+  recorder?: EventRecorder;
 }
 
 /** True when the node carries `kcm.dev/heartbeat: paused`. */
@@ -81,8 +88,14 @@ export class NodeAgent {
       this.log.info('heartbeat paused by annotation');
       return;
     }
-    await this.postStatus(node);
+    this.event('Starting', 'Starting kubelet.');
+    await this.postStatus(node, () => this.event('NodeAllocatableEnforced', 'Updated Node Allocatable limit across pods'));
     await this.renewLease();
+  }
+
+  /** A Normal event on this node, referenced as the kubelet does (uid = node name). */
+  private event(reason: string, message: string): void {
+    this.opts.recorder?.event({ apiVersion: 'v1', kind: 'Node', name: this.name, uid: this.name, namespace: '' }, 'Normal', reason, message);
   }
 
   /** One heartbeat: lease renewal and, when due, a status post. Does nothing while paused. */
@@ -97,10 +110,20 @@ export class NodeAgent {
     if (due) await this.postStatus(cached);
   }
 
-  /** Posts the node status now (nodestatus setters' view), with the uid as precondition. */
-  async postStatus(current?: Node): Promise<void> {
+  /**
+   * Posts the node status now (nodestatus setters' view), with the uid as
+   * precondition; records the condition changes' events, calling `beforeReady`
+   * before a NodeReady one (the kubelet's start-up order).
+   */
+  async postStatus(current?: Node, beforeReady?: () => void): Promise<void> {
     const now = this.opts.clock.now();
     const status = buildNodeStatus(this.opts.identity, this.opts.template, current?.status, now);
+    const events = conditionEvents(current?.status, status);
+    for (const reason of events) {
+      if (reason === 'NodeReady') beforeReady?.();
+      this.event(reason, `Node ${this.name} status is now: ${reason}`);
+    }
+    if (!events.includes('NodeReady')) beforeReady?.();
     const patch: Record<string, unknown> = { status };
     if (this.uid) patch.metadata = { uid: this.uid };
     const out = await this.api.nodes().patch(this.name, 'merge', patch, { subresource: 'status' });

@@ -123,6 +123,30 @@ export function buildNodeStatus(id: NodeIdentity, t: NodeTemplate, previous: Nod
   };
 }
 
+const CONDITION_EVENTS: Readonly<Record<string, [whenTrue: string, whenFalse: string]>> = {
+  MemoryPressure: ['NodeHasInsufficientMemory', 'NodeHasSufficientMemory'],
+  DiskPressure: ['NodeHasDiskPressure', 'NodeHasNoDiskPressure'],
+  PIDPressure: ['NodeHasInsufficientPID', 'NodeHasSufficientPID'],
+  Ready: ['NodeReady', 'NodeNotReady'],
+};
+
+/**
+ * The kubelet's node status events for posting `next` over `previous`, in
+ * condition order: a condition whose status changed (or is new) gives its
+ * reason (`NodeHasSufficientMemory`, `NodeReady`, ...), recorded as
+ * "Node <name> status is now: <reason>" (nodestatus setters).
+ */
+export function conditionEvents(previous: NodeStatus | undefined, next: NodeStatus): string[] {
+  const prev = new Map((previous?.conditions ?? []).map((c) => [c.type, c.status]));
+  const out: string[] = [];
+  for (const c of next.conditions ?? []) {
+    const names = CONDITION_EVENTS[c.type];
+    if (!names || prev.get(c.type) === c.status) continue;
+    out.push(c.status === 'True' ? names[0] : names[1]);
+  }
+  return out;
+}
+
 /**
  * True when the server's view of the node's conditions differs from what the
  * kubelet would report (e.g. the node lifecycle controller marked Ready

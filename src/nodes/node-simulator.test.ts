@@ -14,9 +14,11 @@ import { setHeartbeatPaused } from './pause.js';
 
 setLogOutput(() => {});
 
-async function start(opts: Partial<NodeSimulatorOptions> = {}, informerOpts?: SharedInformerFactoryOptions) {
+/** `seed` stores objects before the simulator starts (as after a restart of kcm). */
+async function start(opts: Partial<NodeSimulatorOptions> = {}, informerOpts?: SharedInformerFactoryOptions, seed?: (fake: FakeClient, clock: FakeClock) => void) {
   const clock = new FakeClock();
   const fake = newFakeClient({ clock });
+  seed?.(fake, clock);
   const recorder = newFakeRecorder();
   const informers = informerOpts ? newSharedInformerFactory(fake, { clock, ...informerOpts }) : undefined;
   const sim = newNodeSimulator({ client: fake, clock, count: 2, recorderFor: () => recorder, ...(informers ? { informers } : {}), ...opts });
@@ -82,6 +84,33 @@ describe('newNodeSimulator', () => {
     await h.stop();
   });
 
+  it('records the kubelet start-up node events, and NodeReady again after the controller marked the node Unknown', async () => {
+    const h = await start({ count: 1 });
+    assert.deepEqual(h.recorder.events, [
+      'Normal Starting Starting kubelet.',
+      'Normal NodeHasSufficientMemory Node kcm-node-0 status is now: NodeHasSufficientMemory',
+      'Normal NodeHasNoDiskPressure Node kcm-node-0 status is now: NodeHasNoDiskPressure',
+      'Normal NodeHasSufficientPID Node kcm-node-0 status is now: NodeHasSufficientPID',
+      'Normal NodeAllocatableEnforced Updated Node Allocatable limit across pods',
+      'Normal NodeReady Node kcm-node-0 status is now: NodeReady',
+    ]);
+    assert.deepEqual(h.recorder.targets[0], { apiVersion: 'v1', kind: 'Node', name: 'kcm-node-0', uid: 'kcm-node-0', namespace: '' });
+    h.recorder.clear();
+    await h.advance(20_000);
+    assert.deepEqual(h.recorder.events, [], 'no events while nothing changes');
+    const node = h.fake.stored<Node & KubeObject>(GVR.nodes, '', 'kcm-node-0')!;
+    const unknown = node.status!.conditions!.map((c) => ({ ...c, status: 'Unknown', reason: 'NodeStatusUnknown' }));
+    await h.fake.resource(GVR.nodes).patch('kcm-node-0', 'merge', { status: { conditions: unknown } }, { subresource: 'status' });
+    await h.advance(10_000);
+    assert.deepEqual(h.recorder.events, [
+      'Normal NodeHasSufficientMemory Node kcm-node-0 status is now: NodeHasSufficientMemory',
+      'Normal NodeHasNoDiskPressure Node kcm-node-0 status is now: NodeHasNoDiskPressure',
+      'Normal NodeHasSufficientPID Node kcm-node-0 status is now: NodeHasSufficientPID',
+      'Normal NodeReady Node kcm-node-0 status is now: NodeReady',
+    ]);
+    await h.stop();
+  });
+
   it('renews each lease every 10 seconds', async () => {
     const h = await start();
     const t0 = Date.parse(lease(h.fake, 'kcm-node-0')!.spec!.renewTime!);
@@ -135,6 +164,39 @@ describe('newNodeSimulator', () => {
     seedPod(h.fake, { nodeName: 'kcm-node-1', containers: [{ name: 'web', image: 'nginx' }] });
     await h.settle();
     assert.equal(storedPod(h.fake)!.status!.podIP, '10.244.1.2');
+    await h.stop();
+  });
+
+  it('adopts a pod it ran before a restart: same IP, container id, start time and restart count, no new events', async () => {
+    const startedAt = new Date(Date.UTC(2024, 0, 1) - 60_000).toISOString().replace(/\.\d+Z$/, 'Z');
+    const h = await start({}, undefined, (fake) => {
+      seedPod(fake, { nodeName: 'kcm-node-0', containers: [{ name: 'web', image: 'nginx' }] }, 'fresh');
+      fake.seed<Pod & KubeObject>(GVR.pods, {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'old', namespace: 'default' },
+        spec: { nodeName: 'kcm-node-0', containers: [{ name: 'web', image: 'nginx', readinessProbe: { initialDelaySeconds: 5, httpGet: { port: 80 } } }] },
+        status: {
+          phase: 'Running',
+          hostIP: '172.18.0.2',
+          podIP: '10.244.0.2',
+          podIPs: [{ ip: '10.244.0.2' }],
+          containerStatuses: [{ name: 'web', image: 'docker.io/library/nginx:latest', imageID: '', ready: true, started: true, restartCount: 2, containerID: 'kcm://abc123', state: { running: { startedAt } }, lastState: { terminated: { exitCode: 1, reason: 'Error', startedAt, finishedAt: startedAt } } }],
+        },
+      });
+    });
+    const old = storedPod(h.fake, 'old')!;
+    assert.equal(old.status!.podIP, '10.244.0.2');
+    const cs = old.status!.containerStatuses![0]!;
+    assert.equal(cs.containerID, 'kcm://abc123');
+    assert.equal(cs.restartCount, 2);
+    assert.equal(cs.state!.running!.startedAt, startedAt);
+    assert.equal(cs.lastState!.terminated!.exitCode, 1);
+    assert.equal(cs.ready, true);
+    assert.equal(old.status!.conditions!.find((c) => c.type === 'Ready')!.status, 'True');
+    // The new pod does not take the adopted pod's address, and is the only one started.
+    assert.equal(storedPod(h.fake, 'fresh')!.status!.podIP, '10.244.0.3');
+    assert.deepEqual(h.recorder.events.filter((e) => e.includes('Started')), ['Normal Started Started container web']);
     await h.stop();
   });
 

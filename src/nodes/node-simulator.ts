@@ -81,6 +81,8 @@ interface SimNode {
   index: number;
   ips: IpAllocator;
   recorder: EventRecorder;
+  /** The IPs of pods already running here (from before a restart) are reserved, with a synced pod cache. */
+  reserved?: boolean;
 }
 
 interface PodEntry {
@@ -152,6 +154,9 @@ class Simulator implements NodeSimulator {
         architecture: arch,
       };
       const identity = { name, index: i, internalIP: nodeInternalIP(i), defaultPodCIDR: defaultPodCIDR(i) };
+      const recorder = opts.recorderFor
+        ? opts.recorderFor(name)
+        : this.broadcaster!.newRecorder({ component: 'kubelet', host: name });
       const agent = new NodeAgent({
         client: opts.client,
         clock: this.clock,
@@ -159,10 +164,8 @@ class Simulator implements NodeSimulator {
         identity,
         template,
         cached: () => this.nodeInformer?.getStore().getByKey(name) as Node | undefined,
+        recorder,
       });
-      const recorder = opts.recorderFor
-        ? opts.recorderFor(name)
-        : this.broadcaster!.newRecorder({ component: 'kubelet', host: name });
       this.nodes.set(name, { agent, index: i, ips: newIpAllocator(identity.defaultPodCIDR), recorder });
     });
   }
@@ -297,6 +300,7 @@ class Simulator implements NodeSimulator {
     const pod = this.podInformer.getStore().getByKey(key) as Pod | undefined;
     const entry = this.pods.get(key);
     if (!pod) {
+      if (!entry) for (const sn of this.nodes.values()) sn.ips.release(key);
       this.forget(key);
       this.deleted.delete(key);
       return;
@@ -318,6 +322,7 @@ class Simulator implements NodeSimulator {
     const phase = pod.status?.phase;
     if (!e && (phase === 'Succeeded' || phase === 'Failed')) {
       // Finished before we met it (e.g. before a restart of the simulator).
+      sn.ips.release(key);
       if (pod.metadata?.deletionTimestamp) await this.deleteNow(pod);
       return;
     }
@@ -327,7 +332,18 @@ class Simulator implements NodeSimulator {
         return;
       }
       const ips = this.ipsFor(sn, node);
-      const podIP = pod.spec?.hostNetwork ? '' : (ips.allocate(key) ?? '');
+      // Met for the first time but already started here: kcm restarted, and a kubelet restart keeps containers and IPs.
+      const adopting = !!pod.status?.hostIP && pod.status.hostIP === sn.agent.internalIP;
+      const prior = adopting ? pod.status?.podIP : undefined;
+      if (!prior && !pod.spec?.hostNetwork) {
+        // Until the pod cache holds every pod, one started before a restart may still hold an address unseen.
+        if (!this.podInformer.hasSynced()) {
+          this.schedule(key, now + 100);
+          return;
+        }
+        this.reserveRunningIPs(sn, ips);
+      }
+      const podIP = pod.spec?.hostNetwork ? '' : (ips.allocate(key, prior) ?? '');
       if (!pod.spec?.hostNetwork && !podIP) this.log.warn({ pod: key, node: nodeName, cidr: ips.cidr }, 'pod CIDR exhausted: pod gets no IP');
       const ref = this.podRef(pod);
       const recorder = sn.recorder;
@@ -336,6 +352,7 @@ class Simulator implements NodeSimulator {
         startDelayMs: this.opts.podStartDelayMs ?? 0,
         emit: (type, reason, message, fieldPath) => recorder.event(fieldPath ? { ...ref, fieldPath } : ref, type, reason, message),
       });
+      if (adopting && runtime.adopt(pod.status)) this.log.v(2).info({ pod: key, node: nodeName, podIP }, 'adopted a pod started before a restart');
       e = { uid: pod.metadata?.uid ?? '', node: nodeName, runtime, podIP, stopping: false };
       this.pods.set(key, e);
       // With a start delay, the status manager's first write: Pending, before the sandbox exists.
@@ -356,6 +373,23 @@ class Simulator implements NodeSimulator {
       e.timer?.stop();
       sn.ips.release(key);
     } else if (r.nextAt !== undefined) this.schedule(key, Math.max(r.nextAt, now));
+  }
+
+  /**
+   * Reserves the addresses of the pods on this node that already have one and
+   * that we have not met yet (started before a restart), so a new pod does not
+   * take them. Call with a synced pod cache; done once per node.
+   */
+  private reserveRunningIPs(sn: SimNode, ips: IpAllocator): void {
+    if (sn.reserved) return;
+    for (const p of this.podInformer.getStore().list() as Pod[]) {
+      const k = podKey(p);
+      if (p.spec?.nodeName !== sn.agent.name || p.spec?.hostNetwork || this.pods.has(k)) continue;
+      const phase = p.status?.phase;
+      if (!p.status?.podIP || p.status.hostIP !== sn.agent.internalIP || phase === 'Succeeded' || phase === 'Failed') continue;
+      ips.allocate(k, p.status.podIP);
+    }
+    sn.reserved = true;
   }
 
   /** The node's allocator, rebuilt when the node's spec.podCIDR differs from the current range. */

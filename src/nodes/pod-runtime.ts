@@ -17,7 +17,7 @@
  * - once nothing will run again, the pod is Succeeded or Failed and stays so.
  */
 import { randomBytes } from 'node:crypto';
-import type { Container, Pod } from 'kubernetes-types/core/v1.js';
+import type { Container, ContainerStateTerminated, ContainerStatus, Pod, PodStatus } from 'kubernetes-types/core/v1.js';
 import { parseProgram, type Program } from './command.js';
 import { imageID, isPullable, pullErrorMessage } from './image.js';
 import { formatGoDuration, type RestartBackoff } from './restart-backoff.js';
@@ -127,6 +127,51 @@ export class PodRuntime {
       restartCount: 0,
       everStarted: false,
     }));
+  }
+
+  /**
+   * Takes over the containers a previous instance of this kubelet reported in
+   * `status` (kcm restarted; real containers survive a kubelet restart): their
+   * ids, start times, restart counts and last terminations are kept, no event
+   * is emitted, and the sandbox counts as ready. Returns false, changing
+   * nothing, when the status shows no container that was ever created.
+   */
+  adopt(status: PodStatus | undefined): boolean {
+    const byName = new Map<string, ContainerStatus>();
+    for (const cs of [...(status?.initContainerStatuses ?? []), ...(status?.containerStatuses ?? [])]) byName.set(cs.name, cs);
+    const ms = (t: string | undefined, fallback: number) => {
+      const v = t ? Date.parse(t) : NaN;
+      return Number.isNaN(v) ? fallback : v;
+    };
+    const id = (cid: string | undefined) => (cid ?? '').replace(/^[a-z]+:\/\//, '') || newContainerId();
+    const term = (t: ContainerStateTerminated, cid?: string): Terminated => ({
+      id: id(t.containerID ?? cid),
+      exitCode: t.exitCode,
+      reason: t.reason ?? (t.exitCode === 0 ? 'Completed' : 'Error'),
+      startedAt: ms(t.startedAt, this.admittedAt),
+      finishedAt: ms(t.finishedAt, this.admittedAt),
+    });
+    const all = [...this.initContainers, ...this.containers];
+    if (!all.some((c) => { const cs = byName.get(c.name); return !!cs && (cs.state?.running || cs.state?.terminated || cs.lastState?.terminated); })) return false;
+    for (const c of all) {
+      const cs = byName.get(c.name);
+      if (!cs) continue;
+      c.restartCount = cs.restartCount ?? 0;
+      if (cs.lastState?.terminated) c.lastTerminated = term(cs.lastState.terminated);
+      if (cs.state?.running) {
+        c.state = { kind: 'running', id: id(cs.containerID), startedAt: ms(cs.state.running.startedAt, this.admittedAt), program: parseProgram(c.spec.command, c.spec.args) };
+        c.everStarted = true;
+      } else if (cs.state?.terminated) {
+        c.state = { kind: 'terminated', ...term(cs.state.terminated, cs.containerID) };
+        c.everStarted = true;
+      } else if (c.lastTerminated) {
+        c.everStarted = true;
+        if (cs.state?.waiting?.reason) c.state = { kind: 'waiting', reason: cs.state.waiting.reason, ...(cs.state.waiting.message ? { message: cs.state.waiting.message } : {}) };
+      }
+    }
+    this.sandboxReadyAt = this.admittedAt;
+    if (status?.phase === 'Running' || status?.phase === 'Pending') this.phase = status.phase;
+    return true;
   }
 
   get terminal(): boolean {

@@ -66,6 +66,18 @@ describe('kcm apiserver with RBAC: tokens, reviews and client certificates', () 
     assert.match(gone.stderr, /Unauthorized|must be logged in/);
   });
 
+  it('impersonates with --as: can-i answers for that user and requests run as it', async () => {
+    await kcm.kubectlOk(['create', 'rolebinding', 'bob-view', '--clusterrole=view', '--user=bob']);
+    const as = ['--as=bob'];
+    assert.equal((await kcm.kubectl(['auth', 'can-i', 'list', 'pods', ...as])).stdout.trim(), 'yes');
+    const no = await kcm.kubectl(['auth', 'can-i', 'delete', 'pods', ...as]);
+    assert.equal(no.stdout.trim(), 'no');
+    assert.equal(no.code, 1);
+    const denied = await kcm.kubectl(['get', 'nodes', ...as]);
+    assert.match(denied.stderr, /nodes is forbidden: User "bob" cannot list resource "nodes" in API group "" at the cluster scope/);
+    assert.match(await kcm.kubectlOk(['auth', 'whoami', '--as=system:serviceaccount:ns1:bot']), /Groups\s+\[system:serviceaccounts system:serviceaccounts:ns1 system:authenticated\]/);
+  });
+
   it('answers can-i for the admin and reviews tokens', async () => {
     assert.equal((await kcm.kubectl(['auth', 'can-i', 'create', 'pods'])).stdout.trim(), 'yes');
     const review = { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } };

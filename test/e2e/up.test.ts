@@ -115,12 +115,21 @@ describe('kcm up', () => {
   it('keeps the cluster state across a restart', async () => {
     // apply, not create: kubectl create sends protobuf, which the embedded API server does not decode.
     await kcm.kubectlOk(['apply', '--validate=false', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'survivor' }, data: { k: 'v' } }) });
+    // Pods keep their IPs and containers: the simulated kubelets adopt them, as a restarted kubelet does.
+    const podState = async () =>
+      (JSON.parse(await kcm.kubectlOk(['get', 'pods', '-l', 'app=web', '-o', 'json'])) as { items: { metadata: { name: string }; status: { podIP?: string; containerStatuses?: { containerID?: string; restartCount: number }[] } }[] }).items
+        .map((p) => `${p.metadata.name} ${p.status.podIP} ${p.status.containerStatuses?.map((c) => `${c.containerID}/${c.restartCount}`).join(',')}`)
+        .sort();
+    const before = await podState();
     await kcm.stop({ keepDataDir: true });
     kcm = await startKcm('up', ['--controller-manager-secure-port', '0'], { dataDir: kcm.dataDir });
     await waitFor(() => /kcm up: ready in \d+ ms/.test(kcm.stdout()), 20_000, 'kcm up to be ready again');
     const cm = JSON.parse(await kcm.kubectlOk(['get', 'configmap', 'survivor', '-o', 'json'])) as { data: { k: string } };
     assert.equal(cm.data.k, 'v');
     assert.match(await kcm.kubectlOk(['get', 'deployment', 'web', '-o', 'name']), /deployment.apps\/web/);
+    // The kubelets sync every pod within a moment of the nodes turning Ready (the old behaviour changed them here).
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.deepEqual(await podState(), before);
     // Writes keep working after the restart (storage revisions continue).
     await kcm.kubectlOk(['apply', '--validate=false', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'after-restart' }, data: { k: 'v' } }) });
     assert.doesNotMatch(kcm.stderr(), /UNIQUE constraint failed/);

@@ -40,6 +40,17 @@ describe('endpoints controller', () => {
     await env.stop();
   });
 
+  it('writes no labels field for a service without labels', async () => {
+    const env = await setup((f) => {
+      f.seed(GVR.services, service('web'));
+    });
+    await env.c.syncService('default/web');
+    const e = ep(env.fake)!;
+    assert.ok(e, 'endpoints created');
+    assert.equal('labels' in e.metadata!, false);
+    await env.stop();
+  });
+
   it('skips pods without an IP, terminal pods and terminating pods', async () => {
     const env = await setup((f) => {
       f.seed(GVR.services, service('web'));

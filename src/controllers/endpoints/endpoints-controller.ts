@@ -253,7 +253,9 @@ class EndpointsCtrl implements EndpointsController {
     const labels: Record<string, string> = { ...(svc.metadata?.labels ?? {}) };
     if (isServiceIPSet(svc)) delete labels[HEADLESS_SERVICE_LABEL];
     else labels[HEADLESS_SERVICE_LABEL] = '';
-    next.metadata.labels = labels;
+    // An empty map is omitted, as Go's omitempty drops it upstream (no `labels: {}` in kubectl -o yaml).
+    if (Object.keys(labels).length > 0) next.metadata.labels = labels;
+    else delete next.metadata.labels;
     const annotations: Record<string, string> = { ...(next.metadata.annotations ?? {}) };
     if (triggerTime !== undefined) annotations[LAST_CHANGE_TRIGGER_TIME_ANNOTATION] = rfc3339Nano(triggerTime);
     else delete annotations[LAST_CHANGE_TRIGGER_TIME_ANNOTATION];

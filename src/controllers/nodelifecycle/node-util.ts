@@ -17,9 +17,9 @@ export function getNodeCondition(status: NodeStatus | undefined, type: string): 
   return (status?.conditions ?? []).find((c) => c.type === type);
 }
 
-/** An event on a node, referenced by name and uid (RecordNodeEvent). */
+/** An event on a node, referenced by name and uid, worded "Node <name> event: <message>" (RecordNodeEvent). */
 export function recordNodeEvent(recorder: EventRecorder, nodeName: string, nodeUID: string, type: EventType, reason: string, message: string): void {
-  recorder.event({ apiVersion: 'v1', kind: 'Node', name: nodeName, uid: nodeUID, namespace: '' }, type, reason, message);
+  recorder.event({ apiVersion: 'v1', kind: 'Node', name: nodeName, uid: nodeUID, namespace: '' }, type, reason, `Node ${nodeName} event: ${message}`);
 }
 
 /**

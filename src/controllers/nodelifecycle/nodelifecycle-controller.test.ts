@@ -152,7 +152,7 @@ describe('node lifecycle controller', () => {
       t.fake.seed(GVR.pods, pod('p1', 'n1'), pod('p2', 'n2'));
     });
     await e.c.monitorNodeHealth();
-    assert.deepEqual(e.t.recorder.events.filter((x) => x.includes('RegisteredNode')), ['Normal RegisteredNode Registered Node n1 in Controller', 'Normal RegisteredNode Registered Node n2 in Controller']);
+    assert.deepEqual(e.t.recorder.events.filter((x) => x.includes('RegisteredNode')), ['Normal RegisteredNode Node n1 event: Registered Node n1 in Controller', 'Normal RegisteredNode Node n2 event: Registered Node n2 in Controller']);
     for (const dt of [10_000, 20_000, 20_000]) {
       await e.t.clock.advance(dt);
       await e.renewLease('n2');
@@ -278,7 +278,7 @@ describe('node lifecycle controller', () => {
     await e.t.fake.resource(GVR.nodes).delete('n1');
     await e.cached('n1', (n) => n === undefined);
     await e.c.monitorNodeHealth();
-    assert.ok(e.t.recorder.events.includes('Normal RemovingNode Removing Node n1 from Controller'));
+    assert.ok(e.t.recorder.events.includes('Normal RemovingNode Node n1 event: Removing Node n1 from Controller'));
     await e.t.close();
   });
 });
