@@ -54,6 +54,14 @@ describe('PodRuntime', () => {
     ]);
   });
 
+  it('pulls on every start when imagePullPolicy is Always, as the kubelet reports it', async () => {
+    const h = harness(pod([{ name: 'web', image: 'nginx', imagePullPolicy: 'Always' }]));
+    await h.run(0);
+    assert.equal(h.events[0], 'Normal Pulling Pulling image "nginx"');
+    assert.match(h.events[1]!, /^Normal Pulled Successfully pulled image "nginx" in 0s \(0s including waiting\)\. Image size: \d+ bytes\.$/);
+    assert.deepEqual(h.events.slice(2), ['Normal Created Created container: web', 'Normal Started Started container web']);
+  });
+
   it('becomes ready only after the readiness probe initial delay', async () => {
     const h = harness(pod([{ name: 'web', image: 'nginx', readinessProbe: { initialDelaySeconds: 5, httpGet: { port: 80 } } }]));
     await h.run(4_999);
