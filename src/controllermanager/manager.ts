@@ -253,6 +253,14 @@ class Manager implements ControllerManager {
       throw new StartupError('failed to discover the served resources', { cause: err });
     }
 
+    // Each controller gets its own client, so its own QPS/burst budget, as kube-controller-manager's
+    // ClientBuilder.ClientOrDie(name) does (user agent "<agent>/<controller>"); informers and events share `client`.
+    const controllerClients: KubeClient[] = [];
+    const controllerClient = (name: string): KubeClient => {
+      const c = newKubeClient(controllerRestConfig(this.cfg.restConfig, name), { clock: this.clock, metricsRegistry: this.registry, logger: this.log.child({}, 'client') });
+      controllerClients.push(c);
+      return c;
+    };
     const ctx: ControllerContext = {
       client,
       discovery: client.discovery,
@@ -291,7 +299,7 @@ class Manager implements ControllerManager {
         continue;
       }
       try {
-        const controller = await d.create(ctx);
+        const controller = await d.create({ ...ctx, client: controllerClient(d.name) });
         built.push({ descriptor: d, controller });
         this.checks.add({ name: d.name, check: () => (controller.healthy() ? undefined : new Error(`${d.name} is not healthy`)) });
         this.log.v(1).info({ controller: name }, 'built controller');
@@ -337,7 +345,13 @@ class Manager implements ControllerManager {
     await Promise.race([Promise.all([informers.shutdown(), broadcaster.shutdown()]), this.clock.sleep(Math.min(timeoutMs, 2000))]).catch((err: unknown) =>
       this.log.error(err, 'stopping informers and the event broadcaster'),
     );
+    await Promise.all(controllerClients.map((c) => c.close().catch((err: unknown) => this.log.error(err, 'closing a controller client'))));
   }
+}
+
+/** The client configuration of one controller: the manager's, with `/<controller>` appended to the user agent (client-go's AddUserAgent). */
+export function controllerRestConfig(base: RestConfig, controller: string): RestConfig {
+  return { ...base, userAgent: `${base.userAgent}/${controller}` };
 }
 
 export function newControllerManager(cfg: ControllerManagerConfig): ControllerManager {

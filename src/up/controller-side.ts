@@ -34,6 +34,9 @@ export interface ControllerSideConfig {
   cmBindAddress: string;
   nodes: number;
   scheduler: boolean;
+  /** The scheduler's client limits (kcm up's --scheduler-kube-api-qps/--scheduler-kube-api-burst). */
+  schedulerQps: number;
+  schedulerBurst: number;
   verbosity: number;
   loggingFormat: 'text' | 'json';
 }
@@ -101,9 +104,12 @@ export async function runControllerSide(cfg: ControllerSideConfig, signal: Abort
   signal.addEventListener('abort', onAbort, { once: true });
 
   if (cfg.scheduler) {
-    const client = newKubeClient({ ...base, qps: 50, burst: 100, userAgent: 'kcm-scheduler/v0.1.0' }, { logger: newLogger('scheduler') });
-    clients.push(client);
-    const broadcaster = newEventBroadcaster({ client, clock: realClock, logger: newLogger('scheduler') });
+    const schedulerRest: RestConfig = { ...base, qps: cfg.schedulerQps, burst: cfg.schedulerBurst, userAgent: 'kcm-scheduler/v0.1.0' };
+    const client = newKubeClient(schedulerRest, { logger: newLogger('scheduler') });
+    // Events go through their own client (own rate limiter), as kube-scheduler's createClients does, so they never delay bindings.
+    const eventClient = newKubeClient(schedulerRest, { logger: newLogger('scheduler') });
+    clients.push(client, eventClient);
+    const broadcaster = newEventBroadcaster({ client: eventClient, clock: realClock, logger: newLogger('scheduler') });
     const scheduler = newScheduler({
       client,
       informers: newSharedInformerFactory(client, { clock: realClock }),

@@ -104,6 +104,8 @@ export async function runUp(o: UpOptions, startedAt: number, signal: AbortSignal
     cmBindAddress: v['controller-manager-bind-address'],
     nodes: v.nodes,
     scheduler: v.scheduler,
+    schedulerQps: v['scheduler-kube-api-qps'],
+    schedulerBurst: v['scheduler-kube-api-burst'],
     verbosity: v.v,
     loggingFormat: v['logging-format'] === 'json' ? 'json' : 'text',
   };

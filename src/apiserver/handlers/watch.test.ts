@@ -2,6 +2,10 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock } from '../../util/clock/clock.js';
 import { startTestServer, eventually, type TestServer } from '../test-server.js';
+import type { KubeObject } from '../../api/types.js';
+import { deepFreeze } from '../storage/stored-object.js';
+import { present } from '../store.js';
+import { eventLine } from './watch.js';
 
 const cm = (name: string, labels: Record<string, string> = {}) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels } });
 const path = '/api/v1/namespaces/default/configmaps';
@@ -129,5 +133,33 @@ describe('WATCH', () => {
     const ev = await w.next();
     assert.equal(ev.object.kind, 'PartialObjectMetadata');
     w.close();
+  });
+});
+
+describe('watch event lines', () => {
+  const served = (version: string) => ({ group: 'apps', version, kind: 'Deployment' }) as unknown as Parameters<typeof eventLine>[1];
+  const stored = () => deepFreeze({ metadata: { name: 'd', namespace: 'ns', resourceVersion: '7' }, spec: { replicas: 2 } }) as KubeObject;
+
+  it('encodes the event with the served apiVersion and kind, as a copy served at that version would be', () => {
+    const obj = stored();
+    const line = eventLine('MODIFIED', served('v1'), obj);
+    assert.ok(line.endsWith('\n'));
+    assert.deepEqual(JSON.parse(line), { type: 'MODIFIED', object: { ...structuredClone(obj), apiVersion: 'apps/v1', kind: 'Deployment' } });
+    assert.equal(line, JSON.stringify({ type: 'MODIFIED', object: present(served('v1') as never, obj) }) + '\n');
+  });
+
+  it('encodes a stored object once per event type and served version, for every watcher', () => {
+    const obj = stored();
+    const a = eventLine('ADDED', served('v1'), obj);
+    assert.equal(eventLine('ADDED', served('v1'), obj), a);
+    assert.equal(JSON.parse(eventLine('DELETED', served('v1'), obj)).type, 'DELETED');
+    assert.equal(JSON.parse(eventLine('ADDED', served('v1beta1'), obj)).object.apiVersion, 'apps/v1beta1');
+  });
+
+  it('never reuses the encoding of an object that is not frozen and may still change', () => {
+    const obj: KubeObject = { metadata: { name: 'x', labels: { a: '1' } } };
+    assert.equal(JSON.parse(eventLine('DELETED', served('v1'), obj)).object.metadata.labels.a, '1');
+    obj.metadata!.labels = { a: '2' };
+    assert.equal(JSON.parse(eventLine('DELETED', served('v1'), obj)).object.metadata.labels.a, '2');
   });
 });

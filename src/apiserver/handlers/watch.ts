@@ -15,6 +15,7 @@ import type { KubeObject, WatchEvent } from '../../api/types.js';
 import { apiVersionOf } from '../../api/types.js';
 import type { Timer } from '../../util/clock/clock.js';
 import type { RequestScope } from '../context.js';
+import type { ServedResource } from '../resources.js';
 import { includeObjectParam } from '../output.js';
 import { partialObjectMetadata, toTable } from '../table.js';
 import { present, storagePrefix } from '../store.js';
@@ -88,9 +89,10 @@ export async function handleWatch(s: RequestScope): Promise<void> {
   const entry = { stop: () => finish() };
   server.watches.add(entry);
 
-  const send = (ev: WatchEvent): void => {
+  const send = (ev: WatchEvent): void => sendLine(JSON.stringify(ev) + '\n');
+  const sendLine = (line: string): void => {
     if (closed) return;
-    res.write(JSON.stringify(ev) + '\n');
+    res.write(line);
     if (res.writableLength > maxBufferedBytes) {
       server.logger.warn({ resource: r.resource, buffered: res.writableLength }, 'watch client too slow, closing');
       finish();
@@ -121,7 +123,9 @@ export async function handleWatch(s: RequestScope): Promise<void> {
   const onEvent = (e: StorageEvent): void => {
     if (e.revision > lastRv) lastRv = e.revision;
     const ev = translate(e, (o) => sel.matches(o));
-    if (ev) send({ type: ev.type, object: render(present(r, ev.object)) });
+    if (!ev) return;
+    if (s.rendering === 'object') sendLine(eventLine(ev.type, r, ev.object));
+    else send({ type: ev.type, object: render(s.rendering === 'table' ? present(r, ev.object) : servedView(r, ev.object)) });
   };
   try {
     handle = storage.watch(prefix, from, onEvent, (err) => {
@@ -159,6 +163,37 @@ export async function handleWatch(s: RequestScope): Promise<void> {
     };
     schedule();
   }
+}
+
+/**
+ * `obj` as served at `r`'s group/version without copying its parts: for
+ * serialising only, never to be changed (stored objects are deep-frozen).
+ */
+function servedView(r: ServedResource, obj: KubeObject): KubeObject {
+  return { ...obj, apiVersion: apiVersionOf(r.group, r.version), kind: r.kind };
+}
+
+/**
+ * Encoded watch lines of stored objects, per event type and served
+ * group/version/kind. Stored objects are deep-frozen and never change, so
+ * every watcher that sends the same event in the same form shares one
+ * JSON.stringify instead of a copy and an encoding each.
+ */
+const sharedLines = new WeakMap<KubeObject, Map<string, string>>();
+
+/** The JSON line (with its newline) of a watch event carrying `obj` served at `r`. */
+export function eventLine(type: WatchEvent['type'], r: ServedResource, obj: KubeObject): string {
+  const frozen = Object.isFrozen(obj);
+  const k = `${type} ${r.group}/${r.version} ${r.kind}`;
+  let byForm = frozen ? sharedLines.get(obj) : undefined;
+  let line = byForm?.get(k);
+  if (line !== undefined) return line;
+  line = JSON.stringify({ type, object: frozen ? servedView(r, obj) : present(r, obj) }) + '\n';
+  if (frozen) {
+    if (!byForm) sharedLines.set(obj, (byForm = new Map()));
+    byForm.set(k, line);
+  }
+  return line;
 }
 
 /** Applies the selection to a storage event (cacher's convertToWatchEvent). */

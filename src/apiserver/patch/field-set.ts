@@ -169,6 +169,24 @@ export function valueAt(obj: unknown, key: string): unknown {
   return cur;
 }
 
+/**
+ * valueAt for many paths of one object: each path prefix is resolved once
+ * (a path's value is its parent's value matched by its last token). For
+ * objects that do not change while the lookup is in use.
+ */
+export function newValueLookup(obj: unknown): (key: string) => unknown {
+  const memo = new Map<string, unknown>([['', obj]]);
+  const lookup = (key: string): unknown => {
+    if (memo.has(key)) return memo.get(key);
+    const i = key.lastIndexOf(SEP);
+    const parent = lookup(i < 0 ? '' : key.slice(0, i));
+    const v = parent === undefined ? undefined : matchToken(parent, i < 0 ? key : key.slice(i + 1))?.value;
+    memo.set(key, v);
+    return v;
+  };
+  return lookup;
+}
+
 /** Removes the value at a path (a field, a list item); no-op when absent. */
 export function removeAt(obj: JsonObject, key: string): void {
   const tokens = pathTokens(key);

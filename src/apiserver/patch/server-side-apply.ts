@@ -14,7 +14,7 @@
 import type { GroupVersionKind, KubeObject } from '../../api/types.js';
 import { StatusError, newStatus } from '../../client/errors.js';
 import type { ManagedFieldsEntry } from 'kubernetes-types/meta/v1.js';
-import { displayPath, fieldSetOf, fromFieldsV1, itemKeyToken, listKindOf, pathTokens, removeAt, toFieldsV1, valueAt, type FieldSet } from './field-set.js';
+import { displayPath, fieldSetOf, fromFieldsV1, itemKeyToken, listKindOf, newValueLookup, pathTokens, removeAt, toFieldsV1, valueAt, type FieldSet } from './field-set.js';
 import { isObject, jsonEqual, type JsonObject } from './json-value.js';
 import { childSchema, fieldMeta, genericObjectSchema, itemSchema, schemaForKind, type SchemaNode } from './schema.js';
 
@@ -227,10 +227,12 @@ export function recordUpdate(old: KubeObject | undefined, updated: KubeObject, m
   const sent = updated.metadata?.managedFields;
   const prior = old?.metadata?.managedFields;
   const owned = sent && !jsonEqual(sent, prior) ? readEntries(updated) : readEntries(old);
+  const newAt = newValueLookup(updated);
+  const oldAt = newValueLookup(old);
   const changed = [...newSet].filter((p) => {
     if (!old) return true;
-    const nv = valueAt(updated, p);
-    const ov = valueAt(old, p);
+    const nv = newAt(p);
+    const ov = oldAt(p);
     if (isObject(nv) || (Array.isArray(nv) && listKindOf(fieldMetaAt(schema, p)).kind !== 'atomic')) return ov === undefined;
     return !jsonEqual(nv, ov);
   });
