@@ -8,6 +8,7 @@
  */
 import { setMaxListeners } from 'node:events';
 import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { newKubeClient, type KubeClient } from '../client/client.js';
 import { loadKubeconfig } from '../client/kubeconfig.js';
@@ -87,6 +88,8 @@ export async function runControllerSide(cfg: ControllerSideConfig, signal: Abort
       retryPeriodMs: cfg.cm['leader-elect-retry-period'],
       namespace: cfg.cm['leader-elect-resource-namespace'],
       name: cfg.cm['leader-elect-resource-name'],
+      // Stable across restarts: a kcm up that crashed takes its own unexpired lease back at once.
+      identity: `${hostname()}_kcm-up`,
     },
     ...(cfg.cmSecurePort !== 0 ? { serving: { bindAddress: cfg.cmBindAddress, port: cfg.cmSecurePort } } : {}),
     configz: () => effectiveConfiguration(cfg.cm, formatDuration),

@@ -47,7 +47,10 @@ export const upFlags = {
   ...passThrough,
   'kube-api-qps': { ...controllerManagerFlags['kube-api-qps'], default: 200, usage: 'QPS of the controller manager towards the API server (higher than upstream\'s 20 in kcm up: one local server, start-up lists every resource).' },
   'kube-api-burst': { ...controllerManagerFlags['kube-api-burst'], default: 400, usage: 'Burst of the controller manager towards the API server.' },
-  'leader-elect': { ...controllerManagerFlags['leader-elect'], default: false, usage: 'Run leader election for the controller manager (off in kcm up: there is one).' },
+  'leader-elect': {
+    ...controllerManagerFlags['leader-elect'],
+    usage: 'Run leader election for the controller manager on the Lease kube-system/kube-controller-manager, as a real cluster (kcm up uses the stable identity <hostname>_kcm-up, so a restart takes its own lease back at once).',
+  },
   'allocate-node-cidrs': { ...controllerManagerFlags['allocate-node-cidrs'], default: true, usage: 'Give each node a spec.podCIDR from --cluster-cidr (on in kcm up, as kubeadm and kind set it up; the simulated nodes take pod IPs from it).' },
   'cluster-cidr': { ...controllerManagerFlags['cluster-cidr'], default: '10.244.0.0/16', usage: 'CIDR range for pods in the cluster (kcm up default 10.244.0.0/16).' },
   'service-cluster-ip-range': { ...controllerManagerFlags['service-cluster-ip-range'], default: '10.0.0.0/24', usage: 'CIDR range for Service cluster IPs (API server and controller manager).' },
