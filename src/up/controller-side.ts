@@ -20,6 +20,7 @@ import { newNodeSimulator } from '../nodes/index.js';
 import { newScheduler } from '../scheduler/index.js';
 import { newSharedInformerFactory } from '../tools/cache/factory.js';
 import { newEventBroadcaster } from '../tools/record/index.js';
+import { newLeaderElector } from '../tools/leaderelection/index.js';
 import { realClock } from '../util/clock/clock.js';
 import { newLogger, setLogFormat, setVerbosity } from '../util/log/logger.js';
 
@@ -121,9 +122,31 @@ export async function runControllerSide(cfg: ControllerSideConfig, signal: Abort
       logger: newLogger('scheduler'),
     });
     send({ type: 'scheduler-started' });
+    // With leader election (the default), the scheduler holds kube-system/kube-scheduler as kube-scheduler does.
+    const runScheduler = cfg.cm['leader-elect']
+      ? newLeaderElector({
+          client,
+          clock: realClock,
+          logger: newLogger('scheduler').child({}, 'leaderelection'),
+          lock: { namespace: 'kube-system', name: 'kube-scheduler', identity: `${hostname()}_kcm-up` },
+          leaseDurationMs: cfg.cm['leader-elect-lease-duration'],
+          renewDeadlineMs: cfg.cm['leader-elect-renew-deadline'],
+          retryPeriodMs: cfg.cm['leader-elect-retry-period'],
+          name: 'kube-scheduler',
+          callbacks: {
+            onStartedLeading: (leading) => scheduler.run(leading),
+            onStoppedLeading: () => {
+              if (!stopAll.signal.aborted) {
+                // As kube-scheduler: losing the lease is fatal; kcm up restarts the controller side.
+                log.error('scheduler leaderelection lost');
+                stopAll.abort();
+              }
+            },
+          },
+        }).run(stopAll.signal)
+      : scheduler.run(stopAll.signal);
     parts.push(
-      scheduler
-        .run(stopAll.signal)
+      runScheduler
         .catch((err: unknown) => log.error(err, 'scheduler stopped with an error'))
         .finally(() => broadcaster.shutdown()),
     );

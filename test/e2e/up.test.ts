@@ -42,6 +42,13 @@ describe('kcm up', () => {
     assert.match(kcm.stdout(), /export KUBECONFIG=.*kubeconfig; kubectl get nodes/);
     const nodes = JSON.parse(await kcm.kubectlOk(['get', 'nodes', '-o', 'json'])) as { items: { metadata: { name: string } }[] };
     assert.deepEqual(nodes.items.map((n) => n.metadata.name).sort(), ['kcm-node-0', 'kcm-node-1', 'kcm-node-2']);
+    // As on a real cluster, the controller manager and the scheduler hold their Leases.
+    const leases = await waitFor(async () => {
+      const l = JSON.parse(await kcm.kubectlOk(['get', 'leases', '-n', 'kube-system', '-o', 'json'])) as { items: { metadata: { name: string }; spec: { holderIdentity?: string } }[] };
+      const held = l.items.filter((x) => x.spec.holderIdentity).map((x) => x.metadata.name).sort();
+      return held.length === 2 ? held : undefined;
+    }, 15_000, 'leases held');
+    assert.deepEqual(leases, ['kube-controller-manager', 'kube-scheduler']);
   });
 
   it('runs a 3-replica Deployment to 3 Running and Ready pods on the simulated nodes', async (t) => {
