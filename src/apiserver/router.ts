@@ -19,6 +19,7 @@ import { handlePatch } from './handlers/patch.js';
 import { handleDelete, handleDeleteCollection } from './handlers/delete.js';
 import { bind, handleSubresource } from './handlers/subresources.js';
 import { handleReview, isReviewResource } from './handlers/reviews.js';
+import { handleComponentStatuses } from './componentstatus.js';
 import { createOpenApiHandler, type OpenApiHandler, type SwaggerFragment } from './openapi/index.js';
 import { aggregatedDiscovery, wantsAggregatedDiscovery } from './discovery.js';
 import { registerBuiltinTables } from './tables/index.js';
@@ -205,6 +206,7 @@ async function resource(
     namespace: info.namespace, name: info.name, subresource: info.subresource, verb: info.verb,
     rendering: negotiate(req.headers.accept),
   };
+  if (r.group === '' && r.resource === 'componentstatuses' && !info.subresource && (info.verb === 'list' || info.verb === 'get')) return handleComponentStatuses(s);
   if (r.group === '' && r.resource === 'bindings') {
     if (info.verb !== 'create' || info.name) throw methodNotAllowed(info.verb, r);
     return bind(s, '');

@@ -203,7 +203,17 @@ export const createdAtColumn = col('Created At', 'date', 'CreationTimestamp is a
 
 export const limitRangeColumns = [nameColumn, createdAtColumn];
 
-export const componentStatusColumns = [nameColumn, col('Status', 'string', 'Status of the component conditions', () => 'Healthy'), col('Message', 'string', 'Message of the component conditions', () => ''), col('Error', 'string', 'Error of the component conditions', () => '')];
+/** printComponentStatus: the Healthy condition's status (Healthy/Unhealthy, Unknown without one), message and error. */
+const healthyCondition = (o: Loose): Loose | undefined => ((o.conditions ?? []) as Loose[]).find((c) => c.type === 'Healthy');
+export const componentStatusColumns = [
+  nameColumn,
+  col('Status', 'string', 'Status of the component conditions', (o) => {
+    const c = healthyCondition(o);
+    return c ? (c.status === 'True' ? 'Healthy' : 'Unhealthy') : 'Unknown';
+  }),
+  col('Message', 'string', 'Message of the component conditions', (o) => healthyCondition(o)?.message ?? ''),
+  col('Error', 'string', 'Error of the component conditions', (o) => healthyCondition(o)?.error ?? ''),
+];
 
 export const podTemplateColumns = [
   nameColumn,
