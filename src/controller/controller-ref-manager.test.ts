@@ -5,7 +5,7 @@ import { GVR } from '../api/gvr.js';
 import type { KubeObject } from '../api/types.js';
 import { FakeClock } from '../util/clock/clock.js';
 import { newFakeClient } from './testing/fake-client.js';
-import { getControllerOf, newControllerRefManager, patchWith, recheckDeletionTimestamp } from './controller-ref-manager.js';
+import { getControllerOf, newControllerRefManager, patchWith, recheckDeletionTimestamp, resolveControllerRef } from './controller-ref-manager.js';
 
 function selectorOf(match: Record<string, string>): Selector {
   return {
@@ -134,5 +134,21 @@ describe('controller ref manager', () => {
     const m = newControllerRefManager<KubeObject>({ controller: rs, controllerKind: RS_KIND, selector: selectorOf({ app: 'web' }), patch: patchWith(pods) });
     await assert.rejects(m.claim([old]));
     assert.equal(fake.stored(GVR.pods, 'ns', 'p')!.metadata?.ownerReferences, undefined);
+  });
+});
+
+describe('resolveControllerRef', () => {
+  const sets = new Map([['web', { metadata: { name: 'web', uid: 'u1' } }]]);
+  const lister = { namespace: (ns: string) => ({ get: (name: string) => (ns === 'default' ? sets.get(name) : undefined) }) };
+
+  it('finds the controller a reference names when kind and uid match', () => {
+    assert.equal(resolveControllerRef(lister, 'default', { kind: 'StatefulSet', name: 'web', uid: 'u1' }, 'StatefulSet')?.metadata.uid, 'u1');
+  });
+
+  it('ignores another kind, a recreated controller (other uid), another namespace and no reference', () => {
+    assert.equal(resolveControllerRef(lister, 'default', { kind: 'DaemonSet', name: 'web', uid: 'u1' }, 'StatefulSet'), undefined);
+    assert.equal(resolveControllerRef(lister, 'default', { kind: 'StatefulSet', name: 'web', uid: 'old' }, 'StatefulSet'), undefined);
+    assert.equal(resolveControllerRef(lister, 'other', { kind: 'StatefulSet', name: 'web', uid: 'u1' }, 'StatefulSet'), undefined);
+    assert.equal(resolveControllerRef(lister, 'default', undefined, 'StatefulSet'), undefined);
   });
 });

@@ -33,6 +33,22 @@ export function newControllerRef(owner: KubeObject, gvk: GroupVersionKind): Owne
 }
 
 /** The patch adopting `obj` for the controller described by `ref`. */
+/**
+ * The controller of kind `kind` that `ref` names in `namespace`, from a
+ * lister, when it still has the referenced uid (controller_utils'
+ * resolveControllerRef: a recreated controller of the same name is not it).
+ */
+export function resolveControllerRef<T extends { metadata?: { uid?: string } }>(
+  lister: { namespace(ns: string): { get(name: string): T | undefined } },
+  namespace: string,
+  ref: { kind?: string; name: string; uid?: string } | undefined,
+  kind: string,
+): T | undefined {
+  if (!ref || ref.kind !== kind) return undefined;
+  const owner = lister.namespace(namespace).get(ref.name);
+  return owner && owner.metadata?.uid === ref.uid ? owner : undefined;
+}
+
 export function adoptPatch(ref: OwnerReference, objUid: string): object {
   return {
     metadata: {

@@ -18,6 +18,7 @@ export {
   releasePatch,
   patchWith,
   recheckDeletionTimestamp,
+  resolveControllerRef,
   type ControllerRefManager,
   type ControllerRefManagerOptions,
 } from './controller-ref-manager.js';

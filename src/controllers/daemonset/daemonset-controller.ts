@@ -19,7 +19,7 @@ import { splitKey, type KubeObject } from '../../api/types.js';
 import { isAlreadyExists, isConflict, isNotFound } from '../../client/errors.js';
 import { newQueueWorker, type QueueWorker } from '../../controller/base-controller.js';
 import { newControllerLifecycle, type ControllerLifecycle } from '../../controller/lifecycle.js';
-import { getControllerOf, newControllerRef, newControllerRefManager, patchWith, recheckDeletionTimestamp } from '../../controller/controller-ref-manager.js';
+import { getControllerOf, newControllerRef, newControllerRefManager, patchWith, recheckDeletionTimestamp, resolveControllerRef } from '../../controller/controller-ref-manager.js';
 import { newControllerExpectations, type ControllerExpectations } from '../../controller/expectations.js';
 import { canonicalJson, computeHash } from '../../controller/hash.js';
 import {
@@ -150,10 +150,7 @@ class DaemonSets implements DaemonSetsController {
   }
 
   private resolveControllerRef(namespace: string, obj: KubeObject): DS | undefined {
-    const ref = getControllerOf(obj);
-    if (!ref || ref.kind !== 'DaemonSet') return undefined;
-    const ds = this.dsLister.namespace(namespace).get(ref.name);
-    return ds && ds.metadata?.uid === ref.uid ? ds : undefined;
+    return resolveControllerRef(this.dsLister, namespace, getControllerOf(obj), 'DaemonSet');
   }
 
   private daemonSetsForPod(pod: Pod): DS[] {

@@ -16,7 +16,7 @@ import type { Selector } from '../../api/labels-selector.js';
 import { splitKey } from '../../api/types.js';
 import type { ResourceInterface } from '../../client/interfaces.js';
 import { newQueueWorker, waitForCacheSync, type QueueWorker } from '../../controller/base-controller.js';
-import { getControllerOf, newControllerRefManager, patchWith, recheckDeletionTimestamp } from '../../controller/controller-ref-manager.js';
+import { getControllerOf, newControllerRefManager, patchWith, recheckDeletionTimestamp, resolveControllerRef } from '../../controller/controller-ref-manager.js';
 import { keyFunc, objectFromDeleted } from '../../controller/keys.js';
 import type { Controller } from '../../controller/types.js';
 import { newLister } from '../../tools/cache/listers.js';
@@ -133,9 +133,7 @@ class DeploymentControllerImpl implements DeploymentController {
   // --- handlers ----------------------------------------------------------------
 
   private resolveControllerRef(namespace: string, ref: { kind: string; name: string; uid: string }): DeploymentObject | undefined {
-    if (ref.kind !== 'Deployment') return undefined;
-    const d = this.dLister.namespace(namespace).get(ref.name);
-    return d && d.metadata?.uid === ref.uid ? d : undefined;
+    return resolveControllerRef(this.dLister, namespace, ref, 'Deployment');
   }
 
   /** Deployments whose (non-empty) selector matches the ReplicaSet's labels (getDeploymentsForReplicaSet). */

@@ -12,7 +12,7 @@ import { selectorFromLabelSelector } from '../../api/labels.js';
 import { splitKey } from '../../api/types.js';
 import { newQueueWorker, type QueueWorker } from '../../controller/base-controller.js';
 import { newControllerLifecycle, type ControllerLifecycle } from '../../controller/lifecycle.js';
-import { getControllerOf, newControllerRefManager, patchWith, recheckDeletionTimestamp } from '../../controller/controller-ref-manager.js';
+import { getControllerOf, newControllerRefManager, patchWith, recheckDeletionTimestamp, resolveControllerRef } from '../../controller/controller-ref-manager.js';
 import { newHistory, type History, type Revision } from '../../controller/history/controller-history.js';
 import { keyFunc, objectFromDeleted } from '../../controller/keys.js';
 import { isPodReady } from '../../controller/pod-util.js';
@@ -99,10 +99,7 @@ class StatefulSetCtl implements StatefulSetController {
 
   /** The set controlling `obj` by controllerRef (same uid), if it exists. */
   private resolveControllerRef(namespace: string, obj: { metadata?: Pod['metadata'] }): Set | undefined {
-    const ref = getControllerOf(obj);
-    if (!ref || ref.kind !== 'StatefulSet') return undefined;
-    const set = this.setLister.namespace(namespace).get(ref.name);
-    return set && set.metadata?.uid === ref.uid ? set : undefined;
+    return resolveControllerRef(this.setLister, namespace, getControllerOf(obj), 'StatefulSet');
   }
 
   /** Sets whose selector matches the pod (orphans: one may adopt it). */
