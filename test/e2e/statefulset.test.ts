@@ -48,7 +48,10 @@ function assertPrefix(name: string, names: string[]): void {
 
 describe('statefulset e2e', () => {
   it('scales up in order and down in reverse order', async () => {
-    await apply(set('web', 3));
+    // Each pod becomes Ready 2 s after it starts, so the ordered steps are long enough to observe.
+    const web = set('web', 3) as { spec: { template: { spec: { containers: Array<Record<string, unknown>> } } } };
+    web.spec.template.spec.containers[0]!.readinessProbe = { exec: { command: ['true'] }, initialDelaySeconds: 2 };
+    await apply(web);
     const seen: string[][] = [];
     await waitFor(
       async () => {
