@@ -5,7 +5,7 @@ import { GVR } from '../api/gvr.js';
 import type { KubeObject } from '../api/types.js';
 import { FakeClock } from '../util/clock/clock.js';
 import { newFakeClient } from './testing/fake-client.js';
-import { getControllerOf, newControllerRefManager, patchWith, recheckDeletionTimestamp, resolveControllerRef } from './controller-ref-manager.js';
+import { getControllerOf, newControllerRefManager, patchWith, recheckDeletionTimestamp, resolveControllerRef, controllersSelecting } from './controller-ref-manager.js';
 
 function selectorOf(match: Record<string, string>): Selector {
   return {
@@ -150,5 +150,21 @@ describe('resolveControllerRef', () => {
     assert.equal(resolveControllerRef(lister, 'default', { kind: 'StatefulSet', name: 'web', uid: 'old' }, 'StatefulSet'), undefined);
     assert.equal(resolveControllerRef(lister, 'other', { kind: 'StatefulSet', name: 'web', uid: 'u1' }, 'StatefulSet'), undefined);
     assert.equal(resolveControllerRef(lister, 'default', undefined, 'StatefulSet'), undefined);
+  });
+});
+
+describe('controllersSelecting', () => {
+  const all = [
+    { name: 'web', spec: { selector: { matchLabels: { app: 'web' } } } },
+    { name: 'everything', spec: { selector: {} } },
+    { name: 'broken', spec: { selector: { matchExpressions: [{ key: 'app', operator: 'Bogus', values: ['x'] }] } } },
+    { name: 'db', spec: { selector: { matchLabels: { app: 'db' } } } },
+  ];
+  const lister = { namespace: (ns: string) => ({ list: () => (ns === 'default' ? all : []) }) };
+
+  it('returns the controllers whose non-empty, valid selector matches the labels', () => {
+    assert.deepEqual(controllersSelecting(lister, 'default', { app: 'web', tier: 'a' }).map((c) => c.name), ['web']);
+    assert.deepEqual(controllersSelecting(lister, 'default', { app: 'x' }), []);
+    assert.deepEqual(controllersSelecting(lister, 'other', { app: 'web' }), []);
   });
 });

@@ -8,7 +8,8 @@
  * patches carrying the object's UID, so they fail (422) instead of touching a
  * same-named object that was deleted and recreated meanwhile.
  */
-import type { OwnerReference } from 'kubernetes-types/meta/v1.js';
+import type { LabelSelector, OwnerReference } from 'kubernetes-types/meta/v1.js';
+import { selectorFromLabelSelector } from '../api/labels.js';
 import type { Selector } from '../api/labels-selector.js';
 import { apiVersionOf, type GroupVersionKind, type KubeObject } from '../api/types.js';
 import { isInvalid, isNotFound } from '../client/errors.js';
@@ -47,6 +48,30 @@ export function resolveControllerRef<T extends { metadata?: { uid?: string } }>(
   if (!ref || ref.kind !== kind) return undefined;
   const owner = lister.namespace(namespace).get(ref.name);
   return owner && owner.metadata?.uid === ref.uid ? owner : undefined;
+}
+
+/**
+ * The controllers in `namespace` whose selector selects `labels`; a
+ * controller with an empty or invalid selector selects nothing (as
+ * GetPodDaemonSets, GetPodStatefulSets, getPodJobs, getDeploymentsForReplicaSet).
+ */
+export function controllersSelecting<T extends { spec?: { selector?: LabelSelector | null } }>(
+  lister: { namespace(ns: string): { list(): T[] } },
+  namespace: string,
+  labels: Readonly<Record<string, string>> | undefined,
+): T[] {
+  return lister
+    .namespace(namespace)
+    .list()
+    .filter((c) => {
+      let sel: Selector;
+      try {
+        sel = selectorFromLabelSelector(c.spec?.selector);
+      } catch {
+        return false;
+      }
+      return !sel.empty() && sel.matches(labels);
+    });
 }
 
 export function adoptPatch(ref: OwnerReference, objUid: string): object {

@@ -19,6 +19,7 @@ export {
   patchWith,
   recheckDeletionTimestamp,
   resolveControllerRef,
+  controllersSelecting,
   type ControllerRefManager,
   type ControllerRefManagerOptions,
 } from './controller-ref-manager.js';

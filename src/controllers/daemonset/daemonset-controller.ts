@@ -19,7 +19,7 @@ import { splitKey, type KubeObject } from '../../api/types.js';
 import { isAlreadyExists, isConflict, isNotFound } from '../../client/errors.js';
 import { newQueueWorker, type QueueWorker } from '../../controller/base-controller.js';
 import { newControllerLifecycle, type ControllerLifecycle } from '../../controller/lifecycle.js';
-import { getControllerOf, newControllerRef, newControllerRefManager, patchWith, recheckDeletionTimestamp, resolveControllerRef } from '../../controller/controller-ref-manager.js';
+import { getControllerOf, newControllerRef, newControllerRefManager, patchWith, recheckDeletionTimestamp, resolveControllerRef, controllersSelecting } from '../../controller/controller-ref-manager.js';
 import { newControllerExpectations, type ControllerExpectations } from '../../controller/expectations.js';
 import { canonicalJson, computeHash } from '../../controller/hash.js';
 import {
@@ -156,13 +156,7 @@ class DaemonSets implements DaemonSetsController {
   private daemonSetsForPod(pod: Pod): DS[] {
     const labels = pod.metadata?.labels;
     if (!labels || Object.keys(labels).length === 0) return [];
-    return this.dsLister
-      .namespace(pod.metadata?.namespace ?? '')
-      .list()
-      .filter((ds) => {
-        const sel = selectorFromLabelSelector(ds.spec?.selector);
-        return !sel.empty() && sel.matches(labels);
-      });
+    return controllersSelecting(this.dsLister, pod.metadata?.namespace ?? '', labels);
   }
 
   private onPodAdd(pod: KPod): void {

@@ -16,7 +16,7 @@ import type { Selector } from '../../api/labels-selector.js';
 import { splitKey } from '../../api/types.js';
 import type { ResourceInterface } from '../../client/interfaces.js';
 import { newQueueWorker, waitForCacheSync, type QueueWorker } from '../../controller/base-controller.js';
-import { getControllerOf, newControllerRefManager, patchWith, recheckDeletionTimestamp, resolveControllerRef } from '../../controller/controller-ref-manager.js';
+import { getControllerOf, newControllerRefManager, patchWith, recheckDeletionTimestamp, resolveControllerRef, controllersSelecting } from '../../controller/controller-ref-manager.js';
 import { keyFunc, objectFromDeleted } from '../../controller/keys.js';
 import type { Controller } from '../../controller/types.js';
 import { newLister } from '../../tools/cache/listers.js';
@@ -138,17 +138,7 @@ class DeploymentControllerImpl implements DeploymentController {
 
   /** Deployments whose (non-empty) selector matches the ReplicaSet's labels (getDeploymentsForReplicaSet). */
   private deploymentsForReplicaSet(rs: ReplicaSetObject): DeploymentObject[] {
-    const out: DeploymentObject[] = [];
-    for (const d of this.dLister.namespace(rs.metadata?.namespace ?? '').list()) {
-      let selector: Selector;
-      try {
-        selector = selectorFromLabelSelector(d.spec?.selector);
-      } catch {
-        continue;
-      }
-      if (selector.empty() || !selector.matches(rs.metadata?.labels)) continue;
-      out.push(d);
-    }
+    const out = controllersSelecting(this.dLister, rs.metadata?.namespace ?? '', rs.metadata?.labels);
     if (out.length > 1) this.log.v(4).info({ replicaSet: keyFunc(rs), count: out.length }, 'more than one deployment selects the replica set');
     return out;
   }

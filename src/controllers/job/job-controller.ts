@@ -9,12 +9,11 @@
  * a second queue (the orphan queue upstream).
  */
 import { GVR } from '../../api/gvr.js';
-import { selectorFromLabelSelector } from '../../api/labels.js';
 import { splitKey } from '../../api/types.js';
 import { isNotFound } from '../../client/errors.js';
 import type { Controller } from '../../controller/types.js';
 import { newQueueWorker, waitForCacheSync, type QueueWorker } from '../../controller/base-controller.js';
-import { getControllerOf } from '../../controller/controller-ref-manager.js';
+import { controllersSelecting, getControllerOf } from '../../controller/controller-ref-manager.js';
 import { newControllerExpectations, type ControllerExpectations } from '../../controller/expectations.js';
 import { keyFunc, objectFromDeleted } from '../../controller/keys.js';
 import { newPodControl, type PodControl } from '../../controller/pod-control.js';
@@ -176,17 +175,7 @@ class JobControllerImpl implements JobController {
 
   /** Jobs in the pod's namespace whose selector matches it. */
   private jobsForPod(pod: PodObject): JobObject[] {
-    return this.jobLister
-      .namespace(pod.metadata?.namespace ?? '')
-      .list()
-      .filter((j) => {
-        try {
-          const s = selectorFromLabelSelector(j.spec?.selector);
-          return !s.empty() && s.matches(pod.metadata?.labels);
-        } catch {
-          return false;
-        }
-      });
+    return controllersSelecting(this.jobLister, pod.metadata?.namespace ?? '', pod.metadata?.labels);
   }
 
   private addPod(pod: PodObject): void {

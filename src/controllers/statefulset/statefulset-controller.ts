@@ -12,7 +12,7 @@ import { selectorFromLabelSelector } from '../../api/labels.js';
 import { splitKey } from '../../api/types.js';
 import { newQueueWorker, type QueueWorker } from '../../controller/base-controller.js';
 import { newControllerLifecycle, type ControllerLifecycle } from '../../controller/lifecycle.js';
-import { getControllerOf, newControllerRefManager, patchWith, recheckDeletionTimestamp, resolveControllerRef } from '../../controller/controller-ref-manager.js';
+import { getControllerOf, newControllerRefManager, patchWith, recheckDeletionTimestamp, resolveControllerRef, controllersSelecting } from '../../controller/controller-ref-manager.js';
 import { newHistory, type History, type Revision } from '../../controller/history/controller-history.js';
 import { keyFunc, objectFromDeleted } from '../../controller/keys.js';
 import { isPodReady } from '../../controller/pod-util.js';
@@ -106,13 +106,7 @@ class StatefulSetCtl implements StatefulSetController {
   private setsForPod(pod: Pod): Set[] {
     const labels = pod.metadata?.labels;
     if (!labels || Object.keys(labels).length === 0) return [];
-    return this.setLister
-      .namespace(pod.metadata?.namespace ?? '')
-      .list()
-      .filter((s) => {
-        const sel = selectorFromLabelSelector(s.spec?.selector);
-        return !sel.empty() && sel.matches(labels);
-      });
+    return controllersSelecting(this.setLister, pod.metadata?.namespace ?? '', labels);
   }
 
   private onPod(pod: KPod): void {
