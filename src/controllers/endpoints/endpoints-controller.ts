@@ -27,6 +27,7 @@ import { newLister } from '../../tools/cache/listers.js';
 import type { EventRecorder } from '../../tools/record/interfaces.js';
 import type { Logger } from '../../util/log/logger.js';
 import type { ControllerContext, ControllerDescriptor } from '../types.js';
+import { extraNumber } from '../extra-options.js';
 import {
   HEADLESS_SERVICE_LABEL,
   LAST_CHANGE_TRIGGER_TIME_ANNOTATION,
@@ -291,11 +292,6 @@ export function newEndpointsController(ctx: ControllerContext, opts: EndpointsCo
   return new EndpointsCtrl(ctx, opts);
 }
 
-function numberOption(ctx: ControllerContext, flag: string): number | undefined {
-  const v = ctx.options.extra?.[flag];
-  return typeof v === 'number' ? v : undefined;
-}
-
 /** kube-controller-manager: 5 workers (--concurrent-endpoint-syncs). */
 export const descriptor: ControllerDescriptor = {
   name: ENDPOINTS_CONTROLLER_NAME,
@@ -303,7 +299,7 @@ export const descriptor: ControllerDescriptor = {
   requiredResources: [GVR.services, GVR.pods, GVR.endpoints],
   defaultWorkers: 5,
   create: (ctx) => {
-    const batch = numberOption(ctx, 'endpoint-updates-batch-period');
+    const batch = extraNumber(ctx, 'endpoint-updates-batch-period');
     return newEndpointsController(ctx, batch !== undefined ? { batchPeriodMs: batch } : {});
   },
 };

@@ -28,6 +28,7 @@ import type { EventRecorder } from '../../tools/record/interfaces.js';
 import type { Logger } from '../../util/log/logger.js';
 import { newBucketRateLimiter, newItemExponentialFailureRateLimiter, newMaxOfRateLimiter } from '../../util/workqueue/rate-limiters.js';
 import type { ControllerContext, ControllerDescriptor } from '../types.js';
+import { extraNumber } from '../extra-options.js';
 import { newEndpointSliceTracker, type EndpointSliceTracker } from './endpoint-slice-tracker.js';
 import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME, podServiceMemberships, servicesToUpdateOnPodChange } from './endpoint-util.js';
 import { newReconciler, type Reconciler, type SliceObj } from './reconciler.js';
@@ -216,11 +217,6 @@ export function newEndpointSliceController(ctx: ControllerContext, opts: Endpoin
   return new SliceController(ctx, opts);
 }
 
-function numberOption(ctx: ControllerContext, flag: string): number | undefined {
-  const v = ctx.options.extra?.[flag];
-  return typeof v === 'number' ? v : undefined;
-}
-
 /** kube-controller-manager: 5 workers (--concurrent-service-endpoint-syncs). */
 export const descriptor: ControllerDescriptor = {
   name: ENDPOINTSLICE_CONTROLLER_NAME,
@@ -228,8 +224,8 @@ export const descriptor: ControllerDescriptor = {
   requiredResources: [GVR.services, GVR.pods, GVR.nodes, GVR.endpointSlices],
   defaultWorkers: 5,
   create: (ctx) => {
-    const max = numberOption(ctx, 'max-endpoints-per-slice');
-    const batch = numberOption(ctx, 'endpointslice-updates-batch-period');
+    const max = extraNumber(ctx, 'max-endpoints-per-slice');
+    const batch = extraNumber(ctx, 'endpointslice-updates-batch-period');
     return newEndpointSliceController(ctx, {
       ...(max !== undefined ? { maxEndpointsPerSlice: max } : {}),
       ...(batch !== undefined ? { batchPeriodMs: batch } : {}),

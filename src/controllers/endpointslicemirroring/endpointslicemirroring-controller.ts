@@ -25,6 +25,7 @@ import { newLister } from '../../tools/cache/listers.js';
 import type { Logger } from '../../util/log/logger.js';
 import { newBucketRateLimiter, newItemExponentialFailureRateLimiter, newMaxOfRateLimiter } from '../../util/workqueue/rate-limiters.js';
 import type { ControllerContext, ControllerDescriptor } from '../types.js';
+import { extraNumber } from '../extra-options.js';
 import { newEndpointSliceTracker, type EndpointSliceTracker } from '../endpointslice/endpoint-slice-tracker.js';
 import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '../endpointslice/endpoint-util.js';
 import { MIRRORING_MANAGED_BY, newMirroringReconciler, type MirroringReconciler, type SliceObj } from './mirroring-reconciler.js';
@@ -184,11 +185,6 @@ export function newEndpointSliceMirroringController(ctx: ControllerContext, opts
   return new Mirroring(ctx, opts);
 }
 
-function numberOption(ctx: ControllerContext, flag: string): number | undefined {
-  const v = ctx.options.extra?.[flag];
-  return typeof v === 'number' ? v : undefined;
-}
-
 /** kube-controller-manager: 5 workers (--mirroring-concurrent-service-endpoint-syncs). */
 export const descriptor: ControllerDescriptor = {
   name: ENDPOINTSLICE_MIRRORING_CONTROLLER_NAME,
@@ -196,8 +192,8 @@ export const descriptor: ControllerDescriptor = {
   requiredResources: [GVR.services, GVR.endpoints, GVR.endpointSlices],
   defaultWorkers: 5,
   create: (ctx) => {
-    const max = numberOption(ctx, 'mirroring-max-endpoints-per-subset');
-    const batch = numberOption(ctx, 'mirroring-endpointslice-updates-batch-period');
+    const max = extraNumber(ctx, 'mirroring-max-endpoints-per-subset');
+    const batch = extraNumber(ctx, 'mirroring-endpointslice-updates-batch-period');
     return newEndpointSliceMirroringController(ctx, {
       ...(max !== undefined ? { maxEndpointsPerSubset: max } : {}),
       ...(batch !== undefined ? { batchPeriodMs: batch } : {}),

@@ -38,6 +38,7 @@ import { newLister } from '../../tools/cache/listers.js';
 import type { EventRecorder } from '../../tools/record/interfaces.js';
 import type { Logger } from '../../util/log/logger.js';
 import type { ControllerContext, ControllerDescriptor } from '../types.js';
+import { extraNumber } from '../extra-options.js';
 import { NewestCache } from './newest-cache.js';
 import {
   ANN_BETA_STORAGE_PROVISIONER,
@@ -616,8 +617,8 @@ export function newPVBinderController(ctx: ControllerContext, opts: PVBinderOpti
 }
 
 function syncPeriodFrom(ctx: ControllerContext): number | undefined {
-  const v = ctx.options.extra?.['pvclaimbinder-sync-period'];
-  return typeof v === 'number' && v > 0 ? v : undefined;
+  const v = extraNumber(ctx, 'pvclaimbinder-sync-period');
+  return v !== undefined && v > 0 ? v : undefined;
 }
 
 export const descriptor: ControllerDescriptor = {
