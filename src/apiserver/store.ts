@@ -17,6 +17,7 @@ import type { ServedResource, ResourceTable } from './resources.js';
 import type { AdmissionChain, Operation } from './admission/admission.js';
 import type { UserInfo } from './request-info.js';
 import { alreadyExists, conflictModified, invalid, notFound, type FieldErrorLike } from './status.js';
+import { normalizeAsGo } from './go-json.js';
 
 /** Per-resource side effects of writes (service IP allocation, ...). */
 export interface WriteHooks {
@@ -151,6 +152,7 @@ export class Store {
     await this.validateAdmission('CREATE', r, ns, m.name!, obj, undefined, opts);
     const hooks = this.deps.hooks.get(`${r.group}/${r.resource}`);
     await hooks?.beforeCreate?.(obj, opts.dryRun);
+    normalizeAsGo(obj);
     try {
       if (opts.dryRun) {
         if (await this.getStored(r, ns, m.name!)) throw alreadyExists(r, m.name!);
@@ -275,6 +277,7 @@ export class Store {
     if (errs.length) throw invalid(r.group, r.kind, name, errs);
     await this.validateAdmission('UPDATE', r, ns, name, obj, old, opts);
     await this.deps.hooks.get(`${r.group}/${r.resource}`)?.beforeUpdate?.(obj, old, opts.dryRun);
+    normalizeAsGo(obj);
     mm.resourceVersion = om.resourceVersion;
     // A deleting object whose last finalizer is gone (and no grace pending) is deleted.
     if (shouldDeleteDuringUpdate(obj, old)) {
@@ -295,6 +298,7 @@ export class Store {
   /** Writes `obj` as the new state of an existing object, bypassing strategies (deletion bookkeeping). */
   async rawUpdate(r: ServedResource, ns: string, name: string, obj: KubeObject, revision: number): Promise<KubeObject> {
     const c = structuredClone(obj);
+    normalizeAsGo(c);
     delete meta(c).resourceVersion;
     const stored = await this.deps.storage.update(this.key(r, ns, name), c, { revision });
     return present(r, stored.object);

@@ -1,0 +1,74 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { goStructOf, normalizeAsGo } from './go-json.js';
+
+const norm = (obj: Record<string, unknown>) => {
+  const c = structuredClone(obj);
+  assert.equal(normalizeAsGo(c), true);
+  return c;
+};
+
+describe('objects as Go writes them', () => {
+  it('finds the Go struct of built-in kinds by apiVersion and kind, and none for custom resources', () => {
+    assert.equal(goStructOf('v1', 'Pod'), 'io.k8s.api.core.v1.Pod');
+    assert.equal(goStructOf('apps/v1', 'StatefulSet'), 'io.k8s.api.apps.v1.StatefulSet');
+    assert.equal(goStructOf('example.com/v1', 'Widget'), undefined);
+    const cr = { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { labels: {} }, spec: { items: [] } };
+    assert.equal(normalizeAsGo(cr), false);
+    assert.deepEqual(cr.metadata.labels, {});
+  });
+
+  it('drops empty omitempty metadata lists and maps (ownerReferences: [] after the last owner is released)', () => {
+    const pod = norm({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', ownerReferences: [], finalizers: [], labels: {}, annotations: {}, generateName: '' }, spec: { containers: [{ name: 'c', image: 'i' }] } });
+    assert.deepEqual(Object.keys(pod.metadata as object), ['name']);
+  });
+
+  it('writes non-omitempty counters even at zero (StatefulSet, DaemonSet and ReplicaSet status)', () => {
+    const sts = norm({ apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 's' }, spec: { replicas: 0 }, status: { readyReplicas: 0, currentRevision: '' } });
+    assert.deepEqual(sts.status, { replicas: 0, availableReplicas: 0 });
+    assert.equal((sts.spec as { replicas: number }).replicas, 0, 'a pointer keeps its zero');
+    const ds = norm({ apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: 'd' }, spec: {}, status: {} });
+    assert.deepEqual(ds.status, { currentNumberScheduled: 0, numberMisscheduled: 0, desiredNumberScheduled: 0, numberReady: 0 });
+    const rs = norm({ apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'r' }, spec: { replicas: 0 }, status: { fullyLabeledReplicas: 0 } });
+    assert.deepEqual(rs.status, { replicas: 0 });
+  });
+
+  it('writes an absent struct as {} and an absent non-omitempty list as null', () => {
+    const svc = norm({ apiVersion: 'v1', kind: 'Service', metadata: { name: 's' }, spec: { ports: [{ port: 80, nodePort: 0 }] } });
+    assert.deepEqual(svc.status, { loadBalancer: {} });
+    assert.deepEqual((svc.spec as { ports: unknown[] }).ports, [{ port: 80, targetPort: 0 }]);
+    const es = norm({ apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'e' }, addressType: 'IPv4' });
+    assert.equal(es.endpoints, null);
+    assert.equal(es.ports, null);
+  });
+
+  it('writes a zero metav1.Time as null, but leaves out omitzero ones (template creationTimestamp)', () => {
+    const pod = norm({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p' },
+      spec: { containers: [] },
+      status: { conditions: [{ type: 'Ready', status: 'True' }] },
+    });
+    assert.deepEqual((pod.status as { conditions: unknown[] }).conditions, [{ type: 'Ready', status: 'True', lastProbeTime: null, lastTransitionTime: null }]);
+    const d = norm({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' }, spec: { template: { metadata: { creationTimestamp: null } } } });
+    assert.deepEqual((d.spec as { template: { metadata: object } }).template.metadata, {});
+  });
+
+  it('keeps fields the Go type does not know, and nested pointers as given', () => {
+    const job = norm({ apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'j' }, spec: { parallelism: 0, suspend: false, extra: { a: [] } } });
+    const spec = job.spec as Record<string, unknown>;
+    assert.equal(spec.parallelism, 0);
+    assert.equal(spec.suspend, false);
+    assert.deepEqual(spec.extra, { a: [] });
+    assert.ok(!('completions' in spec), 'a nil pointer with omitempty is left out');
+  });
+
+  it('normalizes values inside maps and lists of structs', () => {
+    const cm = norm({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { containers: [{ name: 'c', image: 'i', env: [], ports: [{ containerPort: 80, hostPort: 0, name: '' }] }] } });
+    const c = (cm.spec as { containers: Array<Record<string, unknown>> }).containers[0]!;
+    assert.ok(!('env' in c));
+    assert.deepEqual(c.ports, [{ containerPort: 80 }]);
+    assert.deepEqual(c.resources, {});
+  });
+});

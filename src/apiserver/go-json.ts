@@ -1,0 +1,206 @@
+/**
+ * Objects as Go writes them. kube-apiserver decodes every request body into
+ * the Go structs of k8s.io/api and encodes them back with encoding/json, so
+ * what clients read follows Go's rules, field by field:
+ *
+ * - a field tagged `omitempty` disappears when it holds its zero value (""
+ *   0, false, an empty or nil list or map, a nil pointer): no
+ *   `ownerReferences: []`, no `labels: {}`, no `status.readyReplicas: 0`;
+ * - a field without `omitempty` is always written, with its zero value when
+ *   the client left it out: `status.replicas: 0` on a StatefulSet scaled to
+ *   zero, `endpoints: null` on an EndpointSlice without endpoints;
+ * - a struct (not a pointer) is always written, `{}` when empty
+ *   (`status: {}`, `loadBalancer: {}`), unless tagged `omitzero`;
+ * - a pointer keeps whatever it points to, zero included (`spec.replicas: 0`);
+ * - metav1.Time writes `null` when zero.
+ *
+ * The facts per field come from the Go type definitions
+ * (data/openapi/go-fields.json.gz, written by scripts/gen-go-fields.mjs).
+ * Fields the Go type does not know are left alone (field validation decides
+ * about those), and so are custom resources, which kube-apiserver keeps as
+ * unstructured JSON.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { openApiDataDir, patchMetaTable } from './openapi/openapi-data.js';
+
+/** The JSON form of a Go value type. */
+export type GoShape =
+  | 'string'
+  | 'number'
+  | 'bool'
+  | 'bytes'
+  | 'Time'
+  | 'Quantity'
+  | 'IntOrString'
+  | 'Duration'
+  | 'Raw'
+  | string
+  | ['slice', GoShape]
+  | ['map', GoShape];
+
+/** [JSON name, flags ('o' omitempty, 'z' omitzero, 'p' pointer), shape]. */
+export type GoField = [string, string, GoShape];
+
+interface Field {
+  name: string;
+  omitEmpty: boolean;
+  omitZero: boolean;
+  pointer: boolean;
+  shape: GoShape;
+}
+
+let structs: Map<string, Field[]> | undefined;
+
+function table(): Map<string, Field[]> {
+  if (structs) return structs;
+  const file = join(openApiDataDir(), 'go-fields.json.gz');
+  let raw: Record<string, GoField[]>;
+  try {
+    raw = JSON.parse(gunzipSync(readFileSync(file)).toString('utf8')) as Record<string, GoField[]>;
+  } catch (err) {
+    throw new Error(`cannot load ${file}: ${(err as Error).message}`, { cause: err });
+  }
+  structs = new Map(
+    Object.entries(raw).map(([name, fields]) => [
+      name,
+      fields.map(([n, flags, shape]) => ({ name: n, omitEmpty: flags.includes('o'), omitZero: flags.includes('z'), pointer: flags.includes('p'), shape })),
+    ]),
+  );
+  return structs;
+}
+
+/** The Go struct (OpenAPI definition name) of a built-in kind, or undefined (custom resources, unknown kinds). */
+export function goStructOf(apiVersion: string, kind: string): string | undefined {
+  const slash = apiVersion.indexOf('/');
+  const gv = slash < 0 ? `/${apiVersion}` : apiVersion;
+  const def = patchMetaTable().kinds[`${gv}/${kind}`];
+  return def && table().has(def) ? def : undefined;
+}
+
+const isStruct = (shape: GoShape): shape is string => typeof shape === 'string' && shape.includes('.');
+/** Go structs, including those with a MarshalJSON of their own: omitempty never drops them. */
+const structValues = new Set<GoShape>(['Time', 'Quantity', 'IntOrString', 'Duration', 'Raw']);
+const isStructValue = (shape: GoShape): boolean => isStruct(shape) || (typeof shape === 'string' && structValues.has(shape));
+
+/** Go's zero value of a non-pointer field, as encoding/json writes it. */
+function zeroOf(shape: GoShape): unknown {
+  if (Array.isArray(shape)) return null;
+  switch (shape) {
+    case 'string':
+      return '';
+    case 'number':
+      return 0;
+    case 'bool':
+      return false;
+    case 'Quantity':
+      return '0';
+    case 'IntOrString':
+      return 0;
+    case 'Duration':
+      return '0s';
+    case 'bytes':
+    case 'Time':
+    case 'Raw':
+      return null;
+    default:
+      return isStruct(shape) ? {} : null;
+  }
+}
+
+/** True when encoding/json's omitempty drops this value of a non-pointer field. */
+function isEmpty(shape: GoShape, v: unknown): boolean {
+  if (v === null || v === undefined) return true;
+  if (Array.isArray(shape)) return Array.isArray(v) ? v.length === 0 : typeof v === 'object' && Object.keys(v).length === 0;
+  switch (shape) {
+    case 'string':
+    case 'bytes':
+      return v === '';
+    case 'number':
+      return v === 0;
+    case 'bool':
+      return v === false;
+    default:
+      return false; // structs and custom marshalers are never empty for omitempty
+  }
+}
+
+/** True when Go's IsZero (omitzero) holds for a struct value as we hold it. */
+function isZeroStruct(shape: GoShape, v: unknown): boolean {
+  if (v === null || v === undefined) return true;
+  if (shape === 'Time') return false;
+  if (isStruct(shape) && typeof v === 'object' && !Array.isArray(v)) return Object.keys(v).length === 0;
+  return false;
+}
+
+/**
+ * Rewrites `obj` in place as Go would encode the struct `def` decoded from
+ * it. Values of the wrong JSON type are left as they are (the type check
+ * refuses those before this runs).
+ */
+export function normalizeGoStruct(obj: Record<string, unknown>, def: string): void {
+  const fields = table().get(def);
+  if (!fields) return;
+  for (const f of fields) {
+    const has = Object.prototype.hasOwnProperty.call(obj, f.name);
+    let v = has ? obj[f.name] : undefined;
+    if (f.pointer) {
+      if (v === undefined || v === null) {
+        if (f.omitEmpty || f.omitZero) delete obj[f.name];
+        else obj[f.name] = null;
+        continue;
+      }
+      normalizeValue(v, f.shape);
+      continue;
+    }
+    if (v === null) v = undefined; // null decodes to the zero value of a non-pointer field
+    if (f.omitZero && isZeroStruct(f.shape, v)) {
+      delete obj[f.name];
+      continue;
+    }
+    if (v === undefined) {
+      if (f.omitEmpty && !isStructValue(f.shape)) {
+        if (has) delete obj[f.name];
+        continue;
+      }
+      v = zeroOf(f.shape);
+      obj[f.name] = v;
+      if (v !== null && typeof v === 'object') normalizeValue(v, f.shape);
+      continue;
+    }
+    if (f.omitEmpty && isEmpty(f.shape, v)) {
+      delete obj[f.name];
+      continue;
+    }
+    normalizeValue(v, f.shape);
+  }
+}
+
+function normalizeValue(v: unknown, shape: GoShape): void {
+  if (v === null || typeof v !== 'object') return;
+  if (Array.isArray(shape)) {
+    const inner = shape[1];
+    if (!needsWalk(inner)) return;
+    if (shape[0] === 'slice') {
+      if (Array.isArray(v)) for (const item of v) if (item !== null && typeof item === 'object' && !Array.isArray(item)) normalizeValue(item, inner);
+    } else if (!Array.isArray(v)) {
+      for (const item of Object.values(v)) normalizeValue(item, inner);
+    }
+    return;
+  }
+  if (isStruct(shape) && !Array.isArray(v)) normalizeGoStruct(v as Record<string, unknown>, shape);
+}
+
+function needsWalk(shape: GoShape): boolean {
+  return Array.isArray(shape) ? needsWalk(shape[1]) : isStruct(shape);
+}
+
+/** Normalizes a built-in object by its apiVersion and kind; returns false when the kind has no Go type here. */
+export function normalizeAsGo(obj: Record<string, unknown>): boolean {
+  if (typeof obj.apiVersion !== 'string' || typeof obj.kind !== 'string') return false;
+  const def = goStructOf(obj.apiVersion, obj.kind);
+  if (!def) return false;
+  normalizeGoStruct(obj, def);
+  return true;
+}
