@@ -2,8 +2,12 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createOpenApiHandler } from './openapi-handler.js';
+import { createOpenApiHandler, negotiateOpenApiV2, openApiV2ProtobufType } from './openapi-handler.js';
 import { builtinSwagger } from './openapi-data.js';
+import { readFields } from '../protobuf/wire.js';
+
+/** kubectl's (client-go's) Accept for the protobuf OpenAPI v2 document. */
+const kubectlAccept = 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf';
 
 describe('the built-in OpenAPI v2 document', () => {
   it('has batch/v1 CronJob with timeZone and its paths', () => {
@@ -52,17 +56,38 @@ describe('the OpenAPI handler', () => {
     assert.equal(await r.text(), 'not mine');
   });
 
-  it('answers 406 to a protobuf-only Accept and JSON otherwise, with an ETag that 304s', async () => {
-    const pb = await fetch(`${base}/openapi/v2`, { headers: { accept: 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf' } });
-    assert.equal(pb.status, 406);
-    await pb.body?.cancel();
+  it('serves JSON to a JSON Accept, with an ETag that 304s', async () => {
     const r = await fetch(`${base}/openapi/v2`, { headers: { accept: 'application/json' } });
     assert.equal(r.status, 200);
+    assert.equal(r.headers.get('content-type'), 'application/json');
     const doc = (await r.json()) as any;
     assert.equal(doc.swagger, '2.0');
     const etag = r.headers.get('etag')!;
     const again = await fetch(`${base}/openapi/v2`, { headers: { 'if-none-match': etag } });
     assert.equal(again.status, 304);
+  });
+
+  it('serves protobuf to kubectl, with the JSON ETag, 304 and gzip', async () => {
+    const r = await fetch(`${base}/openapi/v2`, { headers: { accept: kubectlAccept, 'accept-encoding': 'gzip' } });
+    assert.equal(r.status, 200);
+    assert.equal(r.headers.get('content-type'), openApiV2ProtobufType);
+    assert.equal(r.headers.get('content-encoding'), 'gzip');
+    assert.match(r.headers.get('vary')!, /Accept/);
+    const body = new Uint8Array(await r.arrayBuffer()); // fetch has gunzipped it
+    const swagger = readFields(body).find((f) => f.no === 1)!;
+    assert.equal(Buffer.from(swagger.v as Uint8Array).toString(), '2.0');
+    const json = await fetch(`${base}/openapi/v2`);
+    assert.equal(r.headers.get('etag'), json.headers.get('etag'), 'kube-openapi reuses the JSON ETag');
+    await json.body?.cancel();
+    const again = await fetch(`${base}/openapi/v2`, { headers: { accept: kubectlAccept, 'if-none-match': r.headers.get('etag')! } });
+    assert.equal(again.status, 304);
+    assert.equal((await again.arrayBuffer()).byteLength, 0);
+  });
+
+  it('answers 406 when the Accept names nothing it serves', async () => {
+    const r = await fetch(`${base}/openapi/v2`, { headers: { accept: 'text/html' } });
+    assert.equal(r.status, 406);
+    await r.body?.cancel();
   });
 
   it('serves a v3 index whose URLs lead to documents with resolvable refs', async () => {
@@ -101,12 +126,48 @@ describe('the OpenAPI handler', () => {
     assert.equal(nf.status, 404);
   });
 
-  it('includes extra schemas and rebuilds after invalidate', async () => {
+  it('includes extra schemas and rebuilds after invalidate, in both representations', async () => {
     let extra: any;
     const h = createOpenApiHandler({ extraSchemas: () => extra });
-    assert.equal(h.swagger().definitions['io.example.v1.Foo'], undefined);
-    extra = { definitions: { 'io.example.v1.Foo': { type: 'object', 'x-kubernetes-group-version-kind': [{ group: 'example.io', version: 'v1', kind: 'Foo' }] } }, paths: {} };
-    h.invalidate();
-    assert.ok(h.swagger().definitions['io.example.v1.Foo']);
+    const s = createServer((req, res) => void h(req, res));
+    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(s.address() as AddressInfo).port}/openapi/v2`;
+    try {
+      const definitionNames = async (): Promise<string[]> => {
+        const body = new Uint8Array(await (await fetch(url, { headers: { accept: kubectlAccept } })).arrayBuffer());
+        const definitions = readFields(body).find((f) => f.no === 9)!;
+        return readFields(definitions.v as Uint8Array).map((e) => Buffer.from(readFields(e.v as Uint8Array)[0]!.v as Uint8Array).toString());
+      };
+      assert.equal(h.swagger().definitions['io.example.v1.Foo'], undefined);
+      assert.ok(!(await definitionNames()).includes('io.example.v1.Foo'));
+      extra = { definitions: { 'io.example.v1.Foo': { type: 'object', 'x-kubernetes-group-version-kind': [{ group: 'example.io', version: 'v1', kind: 'Foo' }] } }, paths: {} };
+      h.invalidate();
+      assert.ok(h.swagger().definitions['io.example.v1.Foo']);
+      const names = await definitionNames();
+      assert.ok(names.includes('io.example.v1.Foo'));
+      assert.ok(names.indexOf('io.example.v1.Foo') < names.indexOf('io.k8s.api.apps.v1.DaemonSet'), 'a custom resource definition sorts among the built-in ones');
+    } finally {
+      await new Promise<void>((r) => s.close(() => r()));
+    }
+  });
+});
+
+describe('negotiateOpenApiV2', () => {
+  it('picks what kube-openapi picks', () => {
+    assert.equal(negotiateOpenApiV2(undefined), 'json');
+    assert.equal(negotiateOpenApiV2(''), 'json');
+    assert.equal(negotiateOpenApiV2('*/*'), 'json');
+    assert.equal(negotiateOpenApiV2('application/*'), 'json');
+    assert.equal(negotiateOpenApiV2('application/json'), 'json');
+    assert.equal(negotiateOpenApiV2(kubectlAccept), 'protobuf');
+    assert.equal(negotiateOpenApiV2('application/com.github.proto-openapi.spec.v2.v1.0+protobuf'), 'protobuf');
+    assert.equal(negotiateOpenApiV2(`${kubectlAccept}, application/json`), 'protobuf', 'header order among equal q');
+    assert.equal(negotiateOpenApiV2(`application/json, ${kubectlAccept}`), 'json');
+    assert.equal(negotiateOpenApiV2(`application/json;q=0.5, ${kubectlAccept}`), 'protobuf');
+    assert.equal(negotiateOpenApiV2(`${kubectlAccept};q=0.9, application/json`), 'json');
+    assert.equal(negotiateOpenApiV2(`*/*, ${kubectlAccept}`), 'protobuf', 'a specific type goes before a wildcard');
+    assert.equal(negotiateOpenApiV2('application/json;q=0'), 'json', 'goautoneg keeps q=0 clauses');
+    assert.equal(negotiateOpenApiV2('text/html, application/xml'), undefined);
+    assert.equal(negotiateOpenApiV2('application/com.github.proto-openapi.spec.v2@v1.0+protobuf;q=x'), 'protobuf');
   });
 });

@@ -1,23 +1,32 @@
 /**
  * Serves /openapi/v2 and /openapi/v3[/<group-version>] as kube-apiserver does:
  *
- * - /openapi/v2: JSON. A client that accepts only protobuf (client-go asks for
- *   `application/com.github.proto-openapi.spec.v2@v1.0+protobuf`) gets 406, and
- *   kubectl then falls back to its compiled-in schemas for the v2 uses; kubectl
- *   (1.27+) reads OpenAPI v3 for `explain`, for patch metadata, and to see that
- *   the server validates fields itself (the `fieldValidation` parameter).
+ * - /openapi/v2: JSON, or protobuf (gnostic's openapi.v2.Document, see
+ *   openapi-v2-proto.ts) for a client that asks for
+ *   `application/com.github.proto-openapi.spec.v2@v1.0+protobuf` (client-go's
+ *   and kubectl's Accept) or its `.v1.0+protobuf` spelling. The Accept header
+ *   is negotiated as kube-openapi does (goautoneg: clauses by q, then
+ *   specificity, in header order otherwise; the first one naming a served type
+ *   wins, even at q=0); nothing served -> 406. The protobuf answer's
+ *   Content-Type is `application/com.github.proto-openapi.spec.v2.v1.0+protobuf`:
+ *   the `@` form is not a valid media type and client-go rejects it. Both
+ *   representations carry the ETag of the JSON bytes (kube-openapi reuses it,
+ *   the response varies by Accept).
  * - /openapi/v3: the index `{ paths: { "apis/apps/v1": { serverRelativeURL } } }`,
  *   each URL carrying `?hash=<etag>`; a document fetched with its current hash is
  *   immutable (Cache-Control: public, immutable), otherwise served with its ETag.
+ *   JSON only.
  * - ETag / If-None-Match -> 304; gzip when the client accepts it.
  *
- * Documents are built lazily and cached until `invalidate()` (call it when the
- * extra schemas, e.g. custom resources', change).
+ * Documents (and the protobuf bytes) are built lazily and cached until
+ * `invalidate()` (call it when the extra schemas, e.g. custom resources',
+ * change).
  */
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { builtinSwagger, type SwaggerDocument } from './openapi-data.js';
+import { encodeOpenApiV2Proto } from './openapi-v2-proto.js';
 import { convertGroupVersion, groupVersionsOf } from './openapi-v3.js';
 
 /** Definitions and paths to add to the built-in document (custom resources). */
@@ -46,12 +55,70 @@ interface Encoded {
   etag: string;
 }
 
-const protobufV2 = 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf';
+const jsonType = 'application/json';
+/** What kube-openapi answers with for either protobuf subtype it accepts. */
+export const openApiV2ProtobufType = 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf';
 
 function encode(value: unknown): Encoded {
   const body = Buffer.from(JSON.stringify(value));
   const etag = createHash('sha512').update(body).digest('hex').toUpperCase();
   return { body, etag };
+}
+
+interface AcceptClause {
+  type: string;
+  subType: string;
+  q: number;
+}
+
+/** goautoneg.ParseAccept: the clauses of an Accept header, best first. */
+function parseAccept(header: string): AcceptClause[] {
+  const out: AcceptClause[] = [];
+  for (const part of header.split(',')) {
+    const [range = '', ...params] = part.split(';');
+    const sp = range.split('/');
+    const type = trimSpaces(sp[0]!);
+    let subType: string;
+    if (sp.length === 1 && type === '*') subType = '*';
+    else if (sp.length === 2) subType = trimSpaces(sp[1]!);
+    else continue;
+    let q = 1;
+    for (const p of params) {
+      const eq = p.indexOf('=');
+      if (eq < 0 || trimSpaces(p.slice(0, eq)) !== 'q') continue;
+      // strconv.ParseFloat of the untrimmed value; a syntax error reads as 0.
+      const v = p.slice(eq + 1);
+      q = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(v) ? Math.fround(Number(v)) : 0;
+    }
+    out.push({ type, subType, q });
+  }
+  // Go's sort.Sort is an insertion sort for short inputs; with goautoneg's Less that keeps header order among equals.
+  const less = (a: AcceptClause, b: AcceptClause): boolean => a.q > b.q || (a.type !== '*' && b.type === '*') || (a.subType !== '*' && b.subType === '*');
+  for (let i = 1; i < out.length; i++) {
+    for (let j = i; j > 0 && less(out[j]!, out[j - 1]!); j--) [out[j - 1], out[j]] = [out[j]!, out[j - 1]!];
+  }
+  return out;
+}
+
+const trimSpaces = (s: string): string => s.replace(/^ +| +$/g, '');
+
+const v2Representations: { type: string; subType: string; as: 'json' | 'protobuf' }[] = [
+  { type: 'application', subType: 'json', as: 'json' },
+  { type: 'application', subType: 'com.github.proto-openapi.spec.v2@v1.0+protobuf', as: 'protobuf' },
+  { type: 'application', subType: 'com.github.proto-openapi.spec.v2.v1.0+protobuf', as: 'protobuf' },
+];
+
+/**
+ * The representation of /openapi/v2 that kube-openapi's handler picks for an
+ * Accept header (absent means `*\/*`), or undefined (406).
+ */
+export function negotiateOpenApiV2(accept: string | undefined): 'json' | 'protobuf' | undefined {
+  for (const c of parseAccept(accept || '*/*')) {
+    for (const r of v2Representations) {
+      if ((c.type === r.type || c.type === '*') && (c.subType === r.subType || c.subType === '*')) return r.as;
+    }
+  }
+  return undefined;
 }
 
 /** True when the Accept header admits JSON (absent, `*\/*`, `application/*`, `application/json`). */
@@ -69,6 +136,7 @@ export function acceptsJson(accept: string | undefined): boolean {
 export function createOpenApiHandler(opts: OpenApiHandlerOptions = {}): OpenApiHandler {
   let doc: SwaggerDocument | undefined;
   let v2: Encoded | undefined;
+  let v2Proto: Encoded | undefined;
   let v3Docs = new Map<string, Encoded>();
   let v3Index: Encoded | undefined;
 
@@ -97,8 +165,8 @@ export function createOpenApiHandler(opts: OpenApiHandlerOptions = {}): OpenApiH
     return (v3Index = encode({ paths }));
   };
 
-  const send = (req: IncomingMessage, res: ServerResponse, e: Encoded, immutable: boolean): void => {
-    res.setHeader('Content-Type', 'application/json');
+  const send = (req: IncomingMessage, res: ServerResponse, e: Encoded, immutable: boolean, contentType = jsonType): void => {
+    res.setHeader('Content-Type', contentType);
     res.setHeader('ETag', `"${e.etag}"`);
     res.setHeader('Vary', 'Accept, Accept-Encoding');
     res.setHeader('Cache-Control', immutable ? 'public, immutable' : 'no-cache, private');
@@ -125,6 +193,9 @@ export function createOpenApiHandler(opts: OpenApiHandlerOptions = {}): OpenApiH
     res.end(body);
   };
 
+  const notAcceptable = (res: ServerResponse): void =>
+    fail(res, 406, 'NotAcceptable', 'the server was unable to respond with a content type that the client supports');
+
   const handler = ((req: IncomingMessage, res: ServerResponse): boolean => {
     const url = new URL(req.url ?? '/', 'http://apiserver');
     const path = url.pathname.replace(/\/+$/, '');
@@ -133,14 +204,23 @@ export function createOpenApiHandler(opts: OpenApiHandlerOptions = {}): OpenApiH
       fail(res, 405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
       return true;
     }
-    if (!acceptsJson(req.headers.accept)) {
-      const what = String(req.headers.accept).includes(protobufV2) ? 'protobuf OpenAPI is not served' : `only application/json is served`;
-      fail(res, 406, 'NotAcceptable', `the server was unable to respond with a content type that the client supports (${what})`);
+    if (path === '/openapi/v2') {
+      const as = negotiateOpenApiV2(req.headers.accept);
+      if (!as) {
+        notAcceptable(res);
+        return true;
+      }
+      v2 ??= encode(swagger());
+      if (as === 'json') {
+        send(req, res, v2, false);
+        return true;
+      }
+      v2Proto ??= { body: encodeOpenApiV2Proto(swagger()), etag: v2.etag };
+      send(req, res, v2Proto, false, openApiV2ProtobufType);
       return true;
     }
-    if (path === '/openapi/v2') {
-      v2 ??= encode(swagger());
-      send(req, res, v2, false);
+    if (!acceptsJson(req.headers.accept)) {
+      notAcceptable(res);
       return true;
     }
     if (path === '/openapi/v3') {
@@ -167,6 +247,7 @@ export function createOpenApiHandler(opts: OpenApiHandlerOptions = {}): OpenApiH
   handler.invalidate = () => {
     doc = undefined;
     v2 = undefined;
+    v2Proto = undefined;
     v3Docs = new Map();
     v3Index = undefined;
   };
