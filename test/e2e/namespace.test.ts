@@ -5,11 +5,12 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startKcm, waitFor, type KcmProcess } from './harness.js';
+import { waitFor, type KcmProcess } from './harness.js';
+import { startCluster } from './cluster.js';
 
 let kcm: KcmProcess;
 before(async () => {
-  kcm = await startKcm('up', [], { readyTimeoutMs: 60_000 });
+  kcm = await startCluster();
 });
 after(async () => {
   await kcm?.stop();
@@ -68,7 +69,7 @@ describe('namespace lifecycle e2e', () => {
       const ns = JSON.parse(await kcm.kubectlOk(['get', 'namespace', 'held', '-o', 'json']));
       return ns.status?.conditions?.find((c: any) => c.type === 'NamespaceFinalizersRemaining' && c.status === 'True');
     }, 60_000, 'condition');
-    assert.equal(cond.message, 'Some finalizers are remaining: example.com/hold in 1 resource instances');
+    assert.equal(cond.message, 'Some content in the namespace has finalizers remaining: example.com/hold in 1 resource instances');
     assert.equal(JSON.parse(await kcm.kubectlOk(['get', 'namespace', 'held', '-o', 'json'])).status.phase, 'Terminating');
     await kcm.kubectlOk(['patch', 'configmap', 'stuck', '-n', 'held', '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
     await waitFor(async () => gone(['namespace', 'held']), 120_000, 'namespace gone');

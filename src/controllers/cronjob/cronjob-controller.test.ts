@@ -128,7 +128,7 @@ describe('cronjob controller', () => {
     }
     await sync();
     const cj = stored(t, 'hist');
-    assert.ok(t.events().some((e) => e.startsWith(`Normal SawCompletedJob Saw completed job: ${created[0]}, condition: Complete`)));
+    assert.ok(t.events().includes(`Normal SawCompletedJob Saw completed job: ${created[0]}, status: Complete`));
     const remaining = jobs(t).map((j) => j.metadata!.name!);
     assert.ok(!remaining.includes(created[0]!) && !remaining.includes(created[1]!), `old runs pruned: ${remaining.join(',')}`);
     assert.ok(remaining.includes(created[2]!));
@@ -140,7 +140,7 @@ describe('cronjob controller', () => {
     const { t, sync } = await setup(cronJob('tz', { timeZone: 'Mars/Olympus' }), '2024-01-01T00:05:00Z');
     await sync();
     assert.equal(jobs(t).length, 0);
-    assert.ok(t.events().some((e) => e.startsWith('Warning UnknownTimeZone invalid timeZone: "Mars/Olympus"')));
+    assert.ok(t.events().includes('Warning UnknownTimeZone invalid timeZone: "Mars/Olympus": unknown time zone Mars/Olympus'));
     await t.stop();
   });
 
@@ -155,7 +155,7 @@ describe('cronjob controller', () => {
   it('reports more than 100 missed schedules and honours startingDeadlineSeconds', async () => {
     const { t, sync } = await setup(cronJob('late'), '2024-01-01T03:00:30Z');
     await sync();
-    assert.ok(t.events().some((e) => e.startsWith('Warning TooManyMissedTimes too many missed start times: 180.')));
+    assert.ok(t.events().includes('Warning TooManyMissedTimes too many missed start times: 180. Set or decrease .spec.startingDeadlineSeconds or check clock skew'));
     assert.equal(jobs(t).length, 1, 'the most recent missed run still starts');
     await t.stop();
 
@@ -163,6 +163,19 @@ describe('cronjob controller', () => {
     await d.sync();
     assert.equal(jobs(d.t).length, 0, 'too late to start the 01:00 run');
     await d.t.stop();
+  });
+
+  it('reports an unparseable schedule in a sync and in an update, each with its upstream reason and text', async () => {
+    const { t, sync } = await setup(cronJob('bad', { schedule: 'every minute' }), '2024-01-01T00:05:00Z');
+    await sync();
+    assert.equal(jobs(t).length, 0);
+    assert.ok(t.events().includes('Warning UnparseableSchedule unparseable schedule: "every minute" : expected exactly 5 fields, found 2: [every minute]'));
+    const cur = stored(t, 'bad');
+    cur.spec!.schedule = 'still bad';
+    await t.fake.resource<CJ>(GVR.cronJobs).namespace('default').update(cur);
+    await t.settle();
+    assert.ok(t.events().includes('Warning UnParseableCronJobSchedule unparseable schedule for cronjob: still bad'));
+    await t.stop();
   });
 
   it('does nothing while suspended', async () => {

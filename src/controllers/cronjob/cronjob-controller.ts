@@ -180,8 +180,9 @@ class CronJobControllerImpl implements CronJobController {
       try {
         sched = scheduleOf(curCJ);
       } catch (err) {
-        this.log.v(2).info({ cronjob: key, schedule: curCJ.spec?.schedule, err: String(err) }, 'Unparseable schedule');
-        this.recorder.eventf(curCJ, 'Warning', 'UnparseableSchedule', 'unparseable schedule: %q : %s', curCJ.spec?.schedule, err instanceof Error ? err.message : err);
+        this.log.v(2).info({ cronjob: key, schedule: curCJ.spec?.schedule, err: String(err) }, 'Unparseable schedule for cronjob');
+        // Upstream's updateCronJob uses this reason and text (syncCronJob has its own UnparseableSchedule).
+        this.recorder.eventf(curCJ, 'Warning', 'UnParseableCronJobSchedule', 'unparseable schedule for cronjob: %s', curCJ.spec?.schedule);
         return;
       }
       const d = this.nextScheduleDuration(curCJ, this.ctx.clock.now(), sched);
@@ -260,7 +261,7 @@ class CronJobControllerImpl implements CronJobController {
         this.recorder.eventf(cj, 'Warning', 'UnexpectedJob', 'Saw a job that the controller did not create or forgot: %s', j.metadata?.name);
       } else if (found && finished) {
         deleteFromActiveList(cj, uid);
-        this.recorder.eventf(cj, 'Normal', 'SawCompletedJob', 'Saw completed job: %s, condition: %v', j.metadata?.name, finished);
+        this.recorder.eventf(cj, 'Normal', 'SawCompletedJob', 'Saw completed job: %s, status: %v', j.metadata?.name, finished);
         updateStatus = true;
       } else if (finished === 'Complete') {
         const done = parseTime(j.status?.completionTime);

@@ -189,10 +189,11 @@ describe('daemonset controller: placement', () => {
   it('replaces a failed pod with backoff between attempts', async () => {
     const t = await setup({}, [node('n1')]);
     await t.sync();
+    const failed = t.pods()[0]!.metadata!.name!;
     await t.setPhase(t.pods()[0]!, 'Failed', false);
     await t.sync();
     assert.equal(t.pods().length, 0);
-    assert.ok(t.recorder.events.some((e) => e.startsWith('Warning FailedDaemonPod Found failed daemon pod ns/agent-')));
+    assert.ok(t.recorder.events.includes(`Warning FailedDaemonPod Found failed daemon pod ns/${failed} on node n1, will try to kill it`));
     await t.sync();
     assert.equal(t.pods().length, 1, 'replacement created');
     await t.setPhase(t.pods()[0]!, 'Failed', false);

@@ -1,6 +1,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { GVR } from '../../api/gvr.js';
+import { StatusError, newStatus } from '../../client/errors.js';
 import { computeHash } from '../../controller/hash.js';
 import { setLogOutput } from '../../util/log/logger.js';
 import { newTestContext, type TestContext } from '../replicaset/test-context.js';
@@ -65,6 +66,29 @@ async function env(opts: DeploymentOptions): Promise<Env> {
 }
 
 describe('deployment controller', () => {
+  it('reports a failed replica set create as ReplicaSetCreateError, in the Progressing condition and a Warning event', async () => {
+    const e = await env({ replicas: 2 });
+    e.t.fake.prependReactor('create', 'replicasets', () => {
+      throw new StatusError(newStatus(403, 'Forbidden', 'exceeded quota: q'));
+    });
+    await e.sync().catch(() => undefined);
+    const hash = computeHash(newDeployment().spec!.template, undefined);
+    const msg = `Failed to create new replica set "web-${hash}": exceeded quota: q`;
+    const progressing = e.d().status?.conditions?.find((c) => c.type === 'Progressing');
+    assert.deepEqual([progressing?.status, progressing?.reason, progressing?.message], ['False', 'ReplicaSetCreateError', msg]);
+    assert.ok(e.t.events().includes(`Warning ReplicaSetCreateError ${msg}`), e.t.events().join('\n'));
+    await e.t.stop();
+  });
+
+  it('refuses an empty selector with a SelectingAll warning', async () => {
+    const e = await env({ replicas: 1 });
+    await e.update((d) => (d.spec!.selector = {}));
+    await e.sync();
+    assert.equal(e.rss().length, 0);
+    assert.ok(e.t.events().includes('Warning SelectingAll This deployment is selecting all pods. A non-empty selector is required.'));
+    await e.t.stop();
+  });
+
   it('creates a replica set named after the template hash, labelled with it and sized within maxSurge', async () => {
     const e = await env({ replicas: 3, maxSurge: 1, maxUnavailable: 0 });
     await e.sync();

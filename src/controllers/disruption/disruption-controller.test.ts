@@ -101,7 +101,7 @@ describe('disruption controller', () => {
     const s = status(env.fake);
     assert.equal(s.disruptionsAllowed, 0);
     assert.deepEqual(s.conditions?.map((c) => [c.status, c.reason, c.message]), [['False', 'SyncFailed', 'found no controllers for pod "a"']]);
-    assert.ok(env.recorder.events.some((e) => e.startsWith('Warning CalculateExpectedPodCountFailed Failed to calculate the number of expected pods: ')));
+    assert.ok(env.recorder.events.includes('Warning CalculateExpectedPodCountFailed Failed to calculate the number of expected pods: found no controllers for pod "a"'));
     await env.stop();
   });
 
@@ -114,7 +114,12 @@ describe('disruption controller', () => {
     await env.c.sync('default/pdb');
     const s = status(env.fake);
     assert.deepEqual([s.expectedPods, s.desiredHealthy, s.currentHealthy, s.disruptionsAllowed], [1, 1, 2, 1]);
-    assert.ok(env.recorder.events.some((e) => e.startsWith('Warning UnmanagedPods Pods selected by this PodDisruptionBudget')));
+    assert.ok(
+      env.recorder.events.includes(
+        'Warning UnmanagedPods Pods selected by this PodDisruptionBudget (selector: &LabelSelector{MatchLabels:map[string]string{app: web,},MatchExpressions:[]LabelSelectorRequirement{},}) were found to be unmanaged. As a result, the status of the PDB cannot be calculated correctly, which may result in undefined behavior. To account for these pods please set ".spec.minAvailable" field of the PDB to an integer value.',
+      ),
+      env.recorder.events.join('\n'),
+    );
     await env.stop();
   });
 
@@ -139,9 +144,40 @@ describe('disruption controller', () => {
     assert.deepEqual(s.disruptedPods, { a: '2023-12-31T23:59:30Z' });
     assert.equal(s.currentHealthy, 2);
     assert.equal(s.disruptionsAllowed, 1);
-    assert.deepEqual(env.recorder.events, ["Warning NotDeleted Pod was expected by PDB default/pdb to be deleted but it wasn't"]);
+    // Upstream prints the PDB's namespace twice.
+    assert.deepEqual(env.recorder.events, ["Warning NotDeleted Pod was expected by PDB default/default to be deleted but it wasn't"]);
     // The PDB is rechecked when the remaining entry expires (90 s later).
     assert.equal(env.clock.nextTimerAt(), Date.parse('2024-01-01T00:01:30Z'));
+    await env.stop();
+  });
+
+  it('warns on a pod that several PDBs select, naming the one it chose', async () => {
+    const env = await setup((f) => {
+      f.seed(GVR.podDisruptionBudgets, pdb({ minAvailable: 1 }), { ...pdb({ minAvailable: 1 }), metadata: { name: 'pdb-b', namespace: 'default', generation: 1 } });
+      f.seed(GVR.pods, pod('a'));
+    });
+    await until(() => env.recorder.events.length > 0, 'event');
+    assert.ok(
+      env.recorder.events.includes('Warning MultiplePodDisruptionBudgets Pod "default"/"a" matches multiple PodDisruptionBudgets.  Chose "pdb" arbitrarily.'),
+      env.recorder.events.join('\n'),
+    );
+    await env.stop();
+  });
+
+  it('resets a DisruptionTarget condition still True on a running pod after two minutes, and only then', async () => {
+    const target = (name: string, at: string, reason = 'EvictionByEvictionAPI'): Kube<Pod> => {
+      const p = pod(name);
+      p.status!.conditions!.push({ type: 'DisruptionTarget', status: 'True', reason, message: 'Eviction API: evicting', lastTransitionTime: at });
+      return p;
+    };
+    const env = await setup((f) => {
+      f.seed(GVR.pods, target('old', '2023-12-31T23:57:00Z'), target('fresh', '2023-12-31T23:59:30Z'), target('kubelet', '2023-12-31T23:50:00Z', 'TerminationByKubelet'));
+    });
+    for (const n of ['old', 'fresh', 'kubelet']) await env.c.syncStalePodDisruption(`default/${n}`);
+    const cond = (n: string) => env.fake.stored<Kube<Pod>>(GVR.pods, 'default', n)!.status!.conditions!.find((c) => c.type === 'DisruptionTarget');
+    assert.deepEqual(cond('old'), { type: 'DisruptionTarget', status: 'False', lastTransitionTime: '2024-01-01T00:00:00Z' });
+    assert.equal(cond('fresh')?.status, 'True');
+    assert.equal(cond('kubelet')?.status, 'True');
     await env.stop();
   });
 

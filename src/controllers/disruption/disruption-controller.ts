@@ -17,10 +17,14 @@
  *   entry expires.
  *
  * A pod triggers a sync of the first PDB (by name) whose selector matches it.
+ *
+ * Stale DisruptionTarget: a pod that got DisruptionTarget=True (from an
+ * eviction, say) but is still not terminating 2 minutes later gets the
+ * condition reset to False (syncStalePodDisruption).
  */
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { PodDisruptionBudget, PodDisruptionBudgetStatus } from 'kubernetes-types/policy/v1.js';
-import type { Condition } from 'kubernetes-types/meta/v1.js';
+import type { Condition, LabelSelector } from 'kubernetes-types/meta/v1.js';
 import { GVR } from '../../api/gvr.js';
 import { selectorFromLabelSelector } from '../../api/labels.js';
 import { findKind } from '../../api/registry.js';
@@ -35,6 +39,7 @@ import type { Controller } from '../../controller/types.js';
 import type { Kube } from '../../tools/cache/factory.js';
 import type { Lister } from '../../tools/cache/interfaces.js';
 import { newLister } from '../../tools/cache/listers.js';
+import { sprintf } from '../../tools/record/format.js';
 import type { EventRecorder } from '../../tools/record/interfaces.js';
 import { parseTime, rfc3339 } from '../../util/clock/clock.js';
 import type { Logger } from '../../util/log/logger.js';
@@ -48,6 +53,11 @@ export const DISRUPTION_ALLOWED_CONDITION = 'DisruptionAllowed';
 export const SUFFICIENT_PODS_REASON = 'SufficientPods';
 export const INSUFFICIENT_PODS_REASON = 'InsufficientPods';
 export const SYNC_FAILED_REASON = 'SyncFailed';
+/** After this long a DisruptionTarget=True condition on a pod that is not terminating is reset (stalePodDisruptionTimeout). */
+export const STALE_POD_DISRUPTION_TIMEOUT_MS = 2 * 60_000;
+export const DISRUPTION_TARGET_CONDITION = 'DisruptionTarget';
+/** The reason of DisruptionTarget conditions the kubelet sets; never considered stale. */
+const POD_REASON_TERMINATION_BY_KUBELET = 'TerminationByKubelet';
 
 type PdbObj = Kube<PodDisruptionBudget>;
 type PodObj = Kube<Pod>;
@@ -55,6 +65,8 @@ type PodObj = Kube<Pod>;
 export interface DisruptionController extends Controller {
   /** Recomputes the status of PDB `ns/name` (the queue's sync). */
   sync(key: string): Promise<void>;
+  /** Resets the stale DisruptionTarget condition of pod `ns/name`, if any (the second queue's sync). */
+  syncStalePodDisruption(key: string): Promise<void>;
   hasSynced(): boolean;
 }
 
@@ -82,6 +94,21 @@ function conditionsUpToDate(pdb: PodDisruptionBudget): boolean {
   return c.status === 'False' && c.reason === INSUFFICIENT_PODS_REASON;
 }
 
+/**
+ * A label selector as Go's `%v` prints upstream's *metav1.LabelSelector (its
+ * generated String()): `&LabelSelector{MatchLabels:map[string]string{app: web,},MatchExpressions:[]LabelSelectorRequirement{},}`.
+ */
+export function goLabelSelectorString(sel: LabelSelector | undefined): string {
+  if (!sel) return 'nil';
+  const labels = sel.matchLabels ?? {};
+  const keys = Object.keys(labels).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const matchLabels = `map[string]string{${keys.map((k) => `${k}: ${labels[k]},`).join('')}}`;
+  const exprs = (sel.matchExpressions ?? [])
+    .map((e) => `LabelSelectorRequirement{Key:${e.key},Operator:${e.operator},Values:[${(e.values ?? []).join(' ')}],},`)
+    .join('');
+  return `&LabelSelector{MatchLabels:${matchLabels},MatchExpressions:[]LabelSelectorRequirement{${exprs}},}`;
+}
+
 function sameTimes(a: Record<string, string> | undefined, b: Record<string, string>): boolean {
   const ka = Object.keys(a ?? {});
   return ka.length === Object.keys(b).length && ka.every((k) => parseTime((a ?? {})[k]) === parseTime(b[k]));
@@ -90,6 +117,7 @@ function sameTimes(a: Record<string, string> | undefined, b: Record<string, stri
 class Disruption implements DisruptionController {
   readonly name = DISRUPTION_CONTROLLER_NAME;
   private readonly worker: QueueWorker;
+  private readonly staleWorker: QueueWorker;
   private readonly pdbs: Lister<PdbObj>;
   private readonly pods: Lister<PodObj>;
   private readonly scaleListers: ScaleListers;
@@ -107,6 +135,12 @@ class Disruption implements DisruptionController {
     this.lifecycle = newControllerLifecycle({ name: this.name, clock: ctx.clock, log: this.log, ...lines });
     this.recorder = ctx.recorder('controllermanager');
     this.worker = newQueueWorker({ name: 'disruption', clock: ctx.clock, logger: this.log, sync: (key) => this.sync(key) });
+    this.staleWorker = newQueueWorker({
+      name: 'stale_pod_disruption',
+      clock: ctx.clock,
+      logger: this.log,
+      sync: (key) => this.syncStalePodDisruption(key),
+    });
     const pdbInf = ctx.informers.podDisruptionBudgets();
     const podInf = ctx.informers.pods();
     const rsInf = ctx.informers.replicaSets();
@@ -126,8 +160,14 @@ class Disruption implements DisruptionController {
     const regs = [
       pdbInf.addEventHandler({ onAdd: enqueue, onUpdate: (_o, n) => enqueue(n), onDelete: enqueue }),
       podInf.addEventHandler({
-        onAdd: (p) => this.enqueuePdbForPod(p),
-        onUpdate: (_o, n) => this.enqueuePdbForPod(n),
+        onAdd: (p) => {
+          this.enqueuePdbForPod(p);
+          this.enqueueIfStaleDisruption(p);
+        },
+        onUpdate: (_o, n) => {
+          this.enqueuePdbForPod(n);
+          this.enqueueIfStaleDisruption(n);
+        },
         onDelete: (obj) => {
           const p = objectFromDeleted(obj);
           if (p) this.enqueuePdbForPod(p);
@@ -179,8 +219,13 @@ class Disruption implements DisruptionController {
         this.log.v(4).info({ pdb: pdb.metadata?.name, err: (err as Error).message }, 'invalid PDB selector');
       }
     }
-    if (matching.length > 1) this.log.v(4).info({ pod: pod.metadata.name }, 'Pod matches multiple PodDisruptionBudgets. Chose first one');
-    return matching.sort((a, b) => ((a.metadata?.name ?? '') < (b.metadata?.name ?? '') ? -1 : 1))[0];
+    matching.sort((a, b) => ((a.metadata?.name ?? '') < (b.metadata?.name ?? '') ? -1 : 1));
+    if (matching.length > 1) {
+      const msg = sprintf('Pod %q/%q matches multiple PodDisruptionBudgets.  Chose %q arbitrarily.', pod.metadata.namespace, pod.metadata.name, matching[0]!.metadata?.name);
+      this.log.info({ pod: `${pod.metadata.namespace}/${pod.metadata.name}` }, msg);
+      this.recorder.event({ ...pod, apiVersion: 'v1', kind: 'Pod' } as PodObj, 'Warning', 'MultiplePodDisruptionBudgets', msg);
+    }
+    return matching[0];
   }
 
   private enqueuePdbForPod(pod: Pod): void {
@@ -188,15 +233,60 @@ class Disruption implements DisruptionController {
     if (pdb) this.worker.enqueue(keyFunc(pdb));
   }
 
+  /**
+   * Whether `pod` carries a DisruptionTarget=True condition that goes stale
+   * (not terminating, not terminal, not set by the kubelet), and in how many
+   * ms (nonTerminatingPodHasStaleDisruptionCondition).
+   */
+  private staleDisruption(pod: Pod): { has: boolean; afterMs: number } {
+    if (pod.metadata?.deletionTimestamp) return { has: false, afterMs: 0 };
+    const cond = pod.status?.conditions?.find((c) => c.type === DISRUPTION_TARGET_CONDITION);
+    const phase = pod.status?.phase;
+    if (!cond || cond.status !== 'True' || cond.reason === POD_REASON_TERMINATION_BY_KUBELET || phase === 'Succeeded' || phase === 'Failed') {
+      return { has: false, afterMs: 0 };
+    }
+    const since = this.ctx.clock.now() - (parseTime(cond.lastTransitionTime) ?? 0);
+    return { has: true, afterMs: Math.max(0, STALE_POD_DISRUPTION_TIMEOUT_MS - since) };
+  }
+
+  private enqueueIfStaleDisruption(pod: PodObj): void {
+    const { has, afterMs } = this.staleDisruption(pod);
+    if (has) this.staleWorker.enqueueAfter(keyFunc(pod), afterMs);
+  }
+
+  /** Resets a stale DisruptionTarget=True pod condition to False (syncStalePodDisruption). */
+  async syncStalePodDisruption(key: string): Promise<void> {
+    const { namespace, name } = splitKey(key);
+    const pod = this.pods.namespace(namespace).get(name);
+    if (!pod) return;
+    const { has, afterMs } = this.staleDisruption(pod);
+    if (!has) return;
+    if (afterMs > 0) {
+      this.staleWorker.enqueueAfter(key, afterMs);
+      return;
+    }
+    const now = rfc3339(this.ctx.clock.now());
+    // apipod.UpdatePodCondition with {Type: DisruptionTarget, Status: False}: reason and message go.
+    const next: PodObj = {
+      ...structuredClone(pod),
+      status: {
+        ...structuredClone(pod.status ?? {}),
+        conditions: (pod.status?.conditions ?? []).map((c) => (c.type === DISRUPTION_TARGET_CONDITION ? { type: c.type, status: 'False', lastTransitionTime: now } : structuredClone(c))),
+      },
+    };
+    await this.ctx.client.resource<PodObj>(GVR.pods).namespace(namespace).updateStatus(next);
+    this.log.v(2).info({ pod: key }, 'Reset stale DisruptionTarget condition to False');
+  }
+
   hasSynced(): boolean {
     return this.synced.every((f) => f());
   }
   healthy(): boolean {
-    return this.lifecycle.healthy() && this.worker.healthy();
+    return this.lifecycle.healthy() && this.worker.healthy() && this.staleWorker.healthy();
   }
 
   run(workers: number, signal: AbortSignal): Promise<void> {
-    return this.lifecycle.run(signal, this.synced, () => this.worker.run(workers, signal));
+    return this.lifecycle.run(signal, this.synced, () => Promise.all([this.worker.run(workers, signal), this.staleWorker.run(1, signal)]));
   }
 
   async sync(key: string): Promise<void> {
@@ -246,7 +336,7 @@ class Disruption implements DisruptionController {
         'Warning',
         'UnmanagedPods',
         'Pods selected by this PodDisruptionBudget (selector: %v) were found to be unmanaged. As a result, the status of the PDB cannot be calculated correctly, which may result in undefined behavior. To account for these pods please set ".spec.minAvailable" field of the PDB to an integer value.',
-        JSON.stringify(pdb.spec?.selector ?? {}),
+        goLabelSelectorString(pdb.spec?.selector),
       );
     }
     const now = this.ctx.clock.now();
@@ -273,8 +363,9 @@ class Disruption implements DisruptionController {
           'Warning',
           'NotDeleted',
           'Pod was expected by PDB %s/%s to be deleted but it wasn\'t',
+          // Sic: upstream passes the PDB's namespace twice (pdb.Namespace, pdb.Namespace).
           pdb.metadata?.namespace,
-          pdb.metadata?.name,
+          pdb.metadata?.namespace,
         );
       } else {
         if (recheckAt === undefined || expectedDeletion < recheckAt) recheckAt = expectedDeletion;

@@ -171,6 +171,20 @@ describe('endpoints controller', () => {
     await env.stop();
   });
 
+  it('records FailedToUpdateEndpoint with the error and fails the sync when the update fails', async () => {
+    const env = await setup((f) => {
+      f.seed(GVR.services, service('web'));
+      f.seed(GVR.pods, pod('p1'));
+      f.seed(GVR.endpoints, { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'web', namespace: 'default' }, subsets: [] } as Kube<Endpoints>);
+    });
+    env.fake.prependReactor('update', 'endpoints', () => {
+      throw new StatusError(newStatus(500, 'InternalError', 'boom'));
+    });
+    await assert.rejects(env.c.syncService('default/web'), /boom/);
+    assert.deepEqual(env.recorder.events, ['Warning FailedToUpdateEndpoint Failed to update endpoint default/web: boom']);
+    await env.stop();
+  });
+
   it('keeps Endpoints in step through informer events while running', async () => {
     const env = await setup((f) => {
       f.seed(GVR.services, service('web'));

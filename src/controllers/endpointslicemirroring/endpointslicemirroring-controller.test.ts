@@ -80,19 +80,28 @@ describe('endpointslice mirroring controller', () => {
   });
 
   it('mirrors at most the configured addresses per subset and reports skipped and invalid ones', async () => {
+    const components: string[] = [];
     const env = await setupController(
       (f) => {
         f.seed(GVR.services, noSelector('big'));
         f.seed(GVR.endpoints, endpoints('big', ['10.1.0.1', '1.2.3', '10.1.0.2', '10.1.0.3', '10.1.0.4', '10.1.0.5']));
       },
-      create,
+      (ctx) =>
+        create({
+          ...ctx,
+          recorder: (component) => {
+            components.push(component);
+            return ctx.recorder(component);
+          },
+        }),
     );
+    assert.deepEqual(components, ['endpoint-slice-mirroring-controller'], 'the event source upstream uses');
     await env.c.syncEndpoints('default/big');
     const [s] = await slices(env.fake);
     assert.equal(s!.endpoints.length, 3);
     assert.deepEqual(env.recorder.events, [
       'Warning InvalidIPAddress Skipped 1 invalid IP addresses when mirroring to EndpointSlices',
-      'Warning TooManyAddressesToMirror A max of 3 addresses can be mirrored to EndpointSlices per Endpoints subset. 2 addresses were skipped',
+      'Warning TooManyAddressesToMirror A max of 3 addresses can be mirrored to EndpointSlices per Endpoints subset. 3 addresses were skipped',
     ]);
     await env.stop();
   });

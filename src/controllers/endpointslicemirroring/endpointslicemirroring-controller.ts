@@ -31,6 +31,8 @@ import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from '../endpointslice/endpoint-
 import { MIRRORING_MANAGED_BY, newMirroringReconciler, type MirroringReconciler, type SliceObj } from './mirroring-reconciler.js';
 
 export const ENDPOINTSLICE_MIRRORING_CONTROLLER_NAME = 'endpointslice-mirroring-controller';
+/** Event source component of upstream's mirroring controller. */
+export const ENDPOINTSLICE_MIRRORING_EVENT_SOURCE = 'endpoint-slice-mirroring-controller';
 /** Endpoints labelled with this set to "true" are not mirrored. */
 export const LABEL_SKIP_MIRROR = 'endpointslice.kubernetes.io/skip-mirror';
 /** Endpoints used as leader-election locks carry this and are not mirrored. */
@@ -97,7 +99,7 @@ class Mirroring implements EndpointSliceMirroringController {
     this.reconciler = newMirroringReconciler({
       client: ctx.client,
       tracker: this.tracker,
-      recorder: ctx.recorder('endpointslice-mirroring-controller'),
+      recorder: ctx.recorder(ENDPOINTSLICE_MIRRORING_EVENT_SOURCE),
       maxEndpointsPerSubset: opts.maxEndpointsPerSubset ?? DEFAULT_MAX_ENDPOINTS_PER_SUBSET,
     });
     const svcInf = ctx.informers.services();

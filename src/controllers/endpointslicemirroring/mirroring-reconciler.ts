@@ -135,7 +135,8 @@ class Reconciler implements MirroringReconciler {
         'TooManyAddressesToMirror',
         'A max of %d addresses can be mirrored to EndpointSlices per Endpoints subset. %d addresses were skipped',
         this.o.maxEndpointsPerSubset,
-        skipped - invalid,
+        // As upstream: the count includes the invalid addresses.
+        skipped,
       );
     }
 

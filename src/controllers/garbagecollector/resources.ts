@@ -75,13 +75,21 @@ export interface RestMapper {
 
 class DiscoveryRestMapper implements RestMapper {
   private byKind = new Map<string, ResourceInfo>();
+  /** group|kind -> the first served version's mapping. */
+  private byGroupKind = new Map<string, ResourceInfo>();
   constructor(
     private readonly discovery: DiscoveryClient,
     private readonly log: Logger,
   ) {}
 
   mapping(apiVersion: string, kind: string): ResourceInfo | undefined {
-    return this.byKind.get(`${apiVersion}|${kind}`);
+    const exact = this.byKind.get(`${apiVersion}|${kind}`);
+    if (exact) return exact;
+    // An owner written in a version this server does not serve (kcm's batch/v1 CronJob on a 1.20
+    // server, which serves batch/v1beta1): the same object is served in another version of its group.
+    const slash = apiVersion.indexOf('/');
+    const group = slash < 0 ? '' : apiVersion.slice(0, slash);
+    return this.byGroupKind.get(`${group}|${kind}`);
   }
 
   async refresh(): Promise<void> {
@@ -92,6 +100,12 @@ class DiscoveryRestMapper implements RestMapper {
     if (error) for (const [k, v] of this.byKind) if (error.failed.has(v.apiVersion)) next.set(k, v);
     for (const info of infos(resources)) next.set(`${info.apiVersion}|${info.kind}`, info);
     this.byKind = next;
+    const byGroupKind = new Map<string, ResourceInfo>();
+    for (const info of next.values()) {
+      const k = `${info.gvr.group}|${info.kind}`;
+      if (!byGroupKind.has(k)) byGroupKind.set(k, info);
+    }
+    this.byGroupKind = byGroupKind;
   }
 }
 

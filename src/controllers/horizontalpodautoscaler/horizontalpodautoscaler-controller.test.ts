@@ -150,6 +150,96 @@ describe('horizontal pod autoscaler controller', () => {
     await env.stop();
   });
 
+  it('names the container in a ContainerResource failure, with its own reason', async () => {
+    const env = await setupController((f) => {
+      noMetricsAPI(f);
+      f.seed(GVR.deployments, deploy(2));
+      f.seed(
+        GVR.horizontalPodAutoscalers,
+        hpa(1, 5, { metrics: [{ type: 'ContainerResource', containerResource: { name: 'cpu', container: 'app', target: { type: 'Utilization', averageUtilization: 50 } } }] }),
+      );
+    }, newHorizontalPodAutoscalerController);
+    await assert.rejects(env.c.reconcileKey('default/web'));
+    const h = storedHpa(env.fake);
+    const inner = 'failed to get cpu utilization: unable to get metrics for resource cpu: unable to fetch metrics from resource metrics API: the server could not find the requested resource (get pods.metrics.k8s.io)';
+    assert.deepEqual([cond(h, 'ScalingActive')?.reason, cond(h, 'ScalingActive')?.message], ['FailedGetContainerResourceMetric', `the HPA was unable to compute the replica count: ${inner}`]);
+    assert.deepEqual(env.recorder.events, [
+      `Warning FailedGetContainerResourceMetric ${inner}`,
+      `Warning FailedComputeMetricsReplicas invalid metrics (1 invalid out of 1), first error is: failed to get app container metric value: ${inner}`,
+    ]);
+    await env.stop();
+  });
+
+  it('reports a resource metric without a target as FailedGetResourceMetric, with its event', async () => {
+    const env = await setupController((f) => {
+      f.seed(GVR.deployments, deploy(2));
+      f.seed(GVR.horizontalPodAutoscalers, hpa(1, 5, { metrics: [{ type: 'Resource', resource: { name: 'memory', target: { type: 'Utilization' } } }] }));
+    }, newHorizontalPodAutoscalerController);
+    await assert.rejects(env.c.reconcileKey('default/web'));
+    const inner = 'invalid resource metric source: neither an average utilization target nor an average value (usage) target was set';
+    assert.deepEqual(env.recorder.events, [
+      `Warning FailedGetResourceMetric ${inner}`,
+      `Warning FailedComputeMetricsReplicas invalid metrics (1 invalid out of 1), first error is: failed to get memory resource metric value: ${inner}`,
+    ]);
+    await env.stop();
+  });
+
+  it('words External and Object metric failures as upstream', async () => {
+    const env = await setupController((f) => {
+      f.seed(GVR.deployments, deploy(2));
+      f.seed(
+        GVR.horizontalPodAutoscalers,
+        hpa(1, 5, {
+          metrics: [
+            { type: 'External', external: { metric: { name: 'queue', selector: { matchLabels: { q: 'jobs' } } }, target: { type: 'AverageValue', averageValue: '30' } } },
+            { type: 'Object', object: { describedObject: { apiVersion: 'v1', kind: 'Service', name: 'front' }, metric: { name: 'rps' }, target: { type: 'Value', value: '10' } } },
+          ],
+        }),
+      );
+    }, newHorizontalPodAutoscalerController);
+    await assert.rejects(env.c.reconcileKey('default/web'));
+    const ext = 'unable to get external metric default/queue/&LabelSelector{MatchLabels:map[string]string{q: jobs,},MatchExpressions:[]LabelSelectorRequirement{},}: unable to fetch metrics from external metrics API: no external metrics API (external.metrics.k8s.io) registered';
+    const obj = 'unable to get metric rps: Service on default front/unable to fetch metrics from custom metrics API: no custom metrics API (custom.metrics.k8s.io) registered';
+    assert.deepEqual(env.recorder.events, [
+      `Warning FailedGetExternalMetric ${ext}`,
+      `Warning FailedGetObjectMetric ${obj}`,
+      `Warning FailedComputeMetricsReplicas invalid metrics (2 invalid out of 2), first error is: failed to get queue external metric value: failed to get queue external metric: ${ext}`,
+    ]);
+    const c = cond(storedHpa(env.fake), 'ScalingActive')!;
+    assert.deepEqual([c.reason, c.message], ['FailedGetExternalMetric', `the HPA was unable to compute the replica count: ${ext}`]);
+    await env.stop();
+  });
+
+  it('reports an unparsable scale selector as InvalidSelector', async () => {
+    const env = await setupController((f) => {
+      f.seed(GVR.deployments, deploy(2));
+      f.seed(GVR.horizontalPodAutoscalers, hpa(1, 5));
+      f.prependReactor('get', 'deployments/scale', () => {
+        return { apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: 'web', namespace: 'default' }, spec: { replicas: 2 }, status: { replicas: 2, selector: 'app in (web' } };
+      });
+    }, newHorizontalPodAutoscalerController);
+    await assert.rejects(env.c.reconcileKey('default/web'));
+    const c = cond(storedHpa(env.fake), 'ScalingActive')!;
+    assert.equal(c.reason, 'InvalidSelector');
+    assert.match(c.message!, /^couldn't convert selector into a corresponding internal selector object: /);
+    assert.match(env.recorder.events[0]!, /^Warning InvalidSelector couldn't convert selector into a corresponding internal selector object: /);
+    await env.stop();
+  });
+
+  it('holds a scale-up within the behavior scale-up window as ScaleUpStabilized', async () => {
+    const env = await setupController((f) => {
+      metricsAPI(f, { a: '200m', b: '200m' });
+      f.seed(GVR.deployments, deploy(2));
+      f.seed(GVR.pods, withRequest('a'), withRequest('b'));
+      f.seed(GVR.horizontalPodAutoscalers, hpa(1, 10, { behavior: { scaleUp: { stabilizationWindowSeconds: 60 } } }));
+    }, newHorizontalPodAutoscalerController);
+    await env.c.reconcileKey('default/web');
+    assert.equal(storedReplicas(env.fake), 2);
+    const c = cond(storedHpa(env.fake), 'AbleToScale')!;
+    assert.deepEqual([c.reason, c.message], ['ScaleUpStabilized', 'recent recommendations were lower than current one, applying the lowest recent recommendation']);
+    await env.stop();
+  });
+
   it('clamps and stabilizes as upstream', () => {
     assert.deepEqual(convertDesiredReplicasWithRules(2, 1, 3, 10).reason, 'TooFewReplicas');
     assert.deepEqual(convertDesiredReplicasWithRules(5, 12, 1, 8), { replicas: 8, reason: 'TooManyReplicas', message: 'the desired replica count is more than the maximum replica count' });

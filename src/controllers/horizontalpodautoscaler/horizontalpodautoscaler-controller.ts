@@ -20,6 +20,7 @@
  */
 import type { HorizontalPodAutoscaler, MetricSpec, MetricStatus } from 'kubernetes-types/autoscaling/v2.js';
 import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { LabelSelector } from 'kubernetes-types/meta/v1.js';
 import { GVR } from '../../api/gvr.js';
 import { parseSelector } from '../../api/labels.js';
 import { newMilliQuantity, quantityToString, milliValue } from '../../api/quantity.js';
@@ -261,7 +262,12 @@ class HorizontalController implements HPAController {
       stabilized = this.recommendations.stabilize(key, desired, now, down, up, current);
     }
     if (stabilized !== desired) {
-      this.cond(hpa, 'AbleToScale', 'True', 'ScaleDownStabilized', 'recent recommendations were higher than current one, applying the highest recent recommendation');
+      // With behavior, a recommendation at or above the current count is held by the scale-up window (stabilizeRecommendationWithBehaviors).
+      if (b && desired >= current) {
+        this.cond(hpa, 'AbleToScale', 'True', 'ScaleUpStabilized', 'recent recommendations were lower than current one, applying the lowest recent recommendation');
+      } else {
+        this.cond(hpa, 'AbleToScale', 'True', 'ScaleDownStabilized', 'recent recommendations were higher than current one, applying the highest recent recommendation');
+      }
     } else {
       this.cond(hpa, 'AbleToScale', 'True', 'ReadyForNewScale', 'recommended size matches current size');
     }
@@ -276,6 +282,14 @@ class HorizontalController implements HPAController {
       const msg = 'selector is required';
       this.recorder.event(hpa, 'Warning', 'SelectorRequired', msg);
       this.cond(hpa, 'ScalingActive', 'False', 'InvalidSelector', "the HPA target's scale is missing a selector");
+      return { replicas: -1, metric: '', statuses: [], error: msg };
+    }
+    try {
+      parseSelector(selectorText);
+    } catch (err) {
+      const msg = `couldn't convert selector into a corresponding internal selector object: ${(err as Error).message}`;
+      this.recorder.event(hpa, 'Warning', 'InvalidSelector', msg);
+      this.cond(hpa, 'ScalingActive', 'False', 'InvalidSelector', msg);
       return { replicas: -1, metric: '', statuses: [], error: msg };
     }
     const specs: MetricSpec[] = hpa.spec?.metrics?.length ? hpa.spec.metrics : [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 80 } } }];
@@ -319,19 +333,20 @@ class HorizontalController implements HPAController {
         const src = spec.type === 'Resource' ? spec.resource : spec.containerResource;
         const resource = src?.name ?? '';
         const container = spec.type === 'ContainerResource' ? spec.containerResource?.container : undefined;
-        const prefix = spec.type === 'Resource' ? `failed to get ${resource} resource metric value` : `failed to get ${resource} container metric value`;
+        // Upstream names the container (not the resource) in a ContainerResource failure.
+        const prefix = spec.type === 'Resource' ? `failed to get ${resource} resource metric value` : `failed to get ${container ?? ''} container metric value`;
+        const reason = spec.type === 'Resource' ? 'FailedGetResourceMetric' : 'FailedGetContainerResourceMetric';
         const targetUtil = src?.target.averageUtilization;
         const targetValue = src?.target.averageValue;
         if (targetUtil === undefined && targetValue === undefined) {
-          const inner = 'invalid resource metric source: neither an average utilization target nor an average value (usage) target was set';
-          return { ok: false, reason: 'FailedGetResourceMetric', error: `${prefix}: ${inner}`, inner };
+          return fail(reason, 'invalid resource metric source: neither an average utilization target nor an average value (usage) target was set', prefix);
         }
         const what = targetValue !== undefined ? 'usage' : 'utilization';
         let usage: Map<string, number>;
         try {
           usage = await getResourceMetric(this.ctx.client, resource, ns, selectorText, container);
         } catch (err) {
-          return fail(spec.type === 'Resource' ? 'FailedGetResourceMetric' : 'FailedGetContainerResourceMetric', `failed to get ${resource} ${what}: ${(err as Error).message}`, prefix);
+          return fail(reason, `failed to get ${resource} ${what}: ${(err as Error).message}`, prefix);
         }
         const pods = this.pods.namespace(ns).list(parseSelector(selectorText));
         try {
@@ -343,24 +358,45 @@ class HorizontalController implements HPAController {
             const ratio = avg / target;
             const replicas = Math.abs(1 - ratio) <= this.tolerance ? current : Math.ceil(sum / target);
             const cur = { averageValue: quantityToString(newMilliQuantity(Math.trunc(avg))) };
-            return { ok: true, replicas, name: `${resource} ${spec.type === 'Resource' ? 'resource' : 'container resource'}`, status: statusFor(spec, resource, container, cur) };
+            // "<name> resource" for both Resource and ContainerResource average-value targets, as upstream.
+            return { ok: true, replicas, name: `${resource} resource`, status: statusFor(spec, resource, container, cur) };
           }
           const p = utilizationReplicas(current, targetUtil!, usage, pods, resource, this.tolerance, container);
           const cur = { averageUtilization: p.utilization, averageValue: quantityToString(newMilliQuantity(p.rawAverage)) };
           const kind = spec.type === 'Resource' ? 'resource' : 'container resource';
           return { ok: true, replicas: p.replicas, name: `${resource} ${kind} utilization (percentage of request)`, status: statusFor(spec, resource, container, cur) };
         } catch (err) {
-          return fail(spec.type === 'Resource' ? 'FailedGetResourceMetric' : 'FailedGetContainerResourceMetric', `failed to get ${resource} ${what}: ${(err as Error).message}`, prefix);
+          return fail(reason, `failed to get ${resource} ${what}: ${(err as Error).message}`, prefix);
         }
       }
       case 'Pods':
-        return fail('FailedGetPodsMetric', `unable to get metric ${spec.pods?.metric.name}: unable to fetch metrics from custom metrics API: no custom metrics API (custom.metrics.k8s.io) registered`, 'failed to get pods metric value');
-      case 'Object':
-        return fail('FailedGetObjectMetric', `unable to get metric ${spec.object?.metric.name}: unable to fetch metrics from custom metrics API: no custom metrics API (custom.metrics.k8s.io) registered`, 'failed to get object metric value');
-      case 'External':
-        return fail('FailedGetExternalMetric', `unable to get external metric ${ns}/${spec.external?.metric.name}: unable to fetch metrics from external metrics API: no external metrics API (external.metrics.k8s.io) registered`, 'failed to get external metric value');
-      default:
-        return { ok: false, reason: 'InvalidMetricSourceType', error: `unknown metric source type "${spec.type}"`, inner: `unknown metric source type "${spec.type}"` };
+        return fail('FailedGetPodsMetric', `unable to get metric ${spec.pods?.metric.name}: unable to fetch metrics from custom metrics API: ${NO_CUSTOM_METRICS_API}`, 'failed to get pods metric value');
+      case 'Object': {
+        const o = spec.object;
+        const prefix = 'failed to get object metric value';
+        const t = o?.target;
+        if (!((t?.type === 'Value' && t.value !== undefined) || (t?.type === 'AverageValue' && t.averageValue !== undefined))) {
+          return fail('FailedGetObjectMetric', 'invalid object metric source: neither a value target nor an average value target was set', prefix);
+        }
+        // Upstream's format string puts the arguments out of order ("unable to get metric %s: %v on %s %s/%s"); kept verbatim.
+        const inner = `unable to get metric ${o?.metric.name}: ${o?.describedObject.kind} on ${ns} ${o?.describedObject.name}/unable to fetch metrics from custom metrics API: ${NO_CUSTOM_METRICS_API}`;
+        return fail('FailedGetObjectMetric', inner, t.type === 'Value' ? prefix : `${prefix}: failed to get ${o?.metric.name} object metric`);
+      }
+      case 'External': {
+        const e = spec.external;
+        const name = e?.metric.name ?? '';
+        const prefix = `failed to get ${name} external metric value`;
+        const inner = `unable to get external metric ${ns}/${name}/${goLabelSelectorString(e?.metric.selector)}: unable to fetch metrics from external metrics API: ${NO_EXTERNAL_METRICS_API}`;
+        if (e?.target.averageValue !== undefined) return fail('FailedGetExternalMetric', inner, `${prefix}: failed to get ${name} external metric`);
+        if (e?.target.value !== undefined) return fail('FailedGetExternalMetric', inner, `${prefix}: failed to get external metric ${name}`);
+        const msg = 'invalid external metric source: neither a value target nor an average value target was set';
+        return fail('FailedGetExternalMetric', msg, prefix);
+      }
+      default: {
+        const inner = `unknown metric source type "${spec.type}"`;
+        this.recorder.event(hpa, 'Warning', 'InvalidMetricSourceType', inner);
+        return { ok: false, reason: 'InvalidMetricSourceType', error: inner, inner };
+      }
     }
   }
 
@@ -373,6 +409,24 @@ class HorizontalController implements HPAController {
       throw new Error(`failed to update status for ${hpa.metadata?.name}: ${(err as Error).message}`, { cause: err });
     }
   }
+}
+
+/** What kcm answers for the custom and external metrics APIs, which it does not read. */
+const NO_CUSTOM_METRICS_API = 'no custom metrics API (custom.metrics.k8s.io) registered';
+const NO_EXTERNAL_METRICS_API = 'no external metrics API (external.metrics.k8s.io) registered';
+
+/**
+ * A *metav1.LabelSelector as Go's %+v prints it (its generated String()):
+ * `nil`, or `&LabelSelector{MatchLabels:map[string]string{k: v,},MatchExpressions:[]LabelSelectorRequirement{...},}`.
+ */
+export function goLabelSelectorString(sel: LabelSelector | undefined): string {
+  if (!sel) return 'nil';
+  const labels = Object.keys(sel.matchLabels ?? {})
+    .sort()
+    .map((k) => `${k}: ${sel.matchLabels![k]},`)
+    .join('');
+  const exprs = (sel.matchExpressions ?? []).map((r) => `LabelSelectorRequirement{Key:${r.key},Operator:${r.operator},Values:[${(r.values ?? []).join(' ')}],},`).join('');
+  return `&LabelSelector{MatchLabels:map[string]string{${labels}},MatchExpressions:[]LabelSelectorRequirement{${exprs}},}`;
 }
 
 function statusFor(spec: MetricSpec, name: string, container: string | undefined, current: { averageUtilization?: number; averageValue?: string }): MetricStatus {

@@ -209,6 +209,7 @@ describe('job controller', () => {
     let j = stored(t, 'sus');
     assert.equal(condition(j, 'Suspended')?.status, 'True');
     assert.equal(condition(j, 'Suspended')?.reason, 'JobSuspended');
+    assert.equal(condition(j, 'Suspended')?.message, 'Job suspended');
     assert.equal(j.status?.startTime, undefined);
     assert.ok(t.events().includes('Normal Suspended Job suspended'));
     await t.clock.advance(60_000);
@@ -220,6 +221,8 @@ describe('job controller', () => {
     j = stored(t, 'sus');
     assert.equal(condition(j, 'Suspended')?.status, 'False');
     assert.equal(condition(j, 'Suspended')?.reason, 'JobResumed');
+    assert.equal(condition(j, 'Suspended')?.message, 'Job resumed');
+    assert.ok(t.events().includes('Normal Resumed Job resumed'));
     assert.equal(j.status?.startTime, '2024-01-01T00:01:00Z');
     assert.equal(pods(t).length, 2);
     await t.stop();

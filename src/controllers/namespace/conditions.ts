@@ -26,14 +26,14 @@ const OK_MESSAGES: Record<string, string> = {
   [NAMESPACE_DELETION_GV_PARSING_FAILURE]: 'All legacy kube types successfully parsed',
   [NAMESPACE_DELETION_CONTENT_FAILURE]: 'All content successfully deleted, may be waiting on finalization',
   [NAMESPACE_CONTENT_REMAINING]: 'All content successfully removed',
-  [NAMESPACE_FINALIZERS_REMAINING]: 'All content successfully removed',
+  [NAMESPACE_FINALIZERS_REMAINING]: 'All content-preserving finalizers finished',
 };
 const OK_REASONS: Record<string, string> = {
   [NAMESPACE_DELETION_DISCOVERY_FAILURE]: 'ResourcesDiscovered',
   [NAMESPACE_DELETION_GV_PARSING_FAILURE]: 'ParsedGroupVersions',
   [NAMESPACE_DELETION_CONTENT_FAILURE]: 'ContentDeleted',
   [NAMESPACE_CONTENT_REMAINING]: 'ContentRemoved',
-  [NAMESPACE_FINALIZERS_REMAINING]: 'ContentRemoved',
+  [NAMESPACE_FINALIZERS_REMAINING]: 'ContentHasNoFinalizers',
 };
 
 /** Remaining content after one pass: instances per `resource.group`, instances per finalizer. */
@@ -92,8 +92,8 @@ export class NamespaceConditionUpdater {
         type: NAMESPACE_FINALIZERS_REMAINING,
         status: 'True',
         lastTransitionTime: this.now,
-        reason: 'SomeFinalizerRemain',
-        message: `Some finalizers are remaining: ${finalizers.join(', ')}`,
+        reason: 'SomeFinalizersRemain',
+        message: `Some content in the namespace has finalizers remaining: ${finalizers.join(', ')}`,
       });
     }
   }

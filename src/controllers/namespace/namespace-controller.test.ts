@@ -139,8 +139,9 @@ describe('namespace controller', () => {
     assert.equal(remaining?.reason, 'SomeResourcesRemain');
     assert.equal(remaining?.message, 'Some resources are remaining: configmaps. has 1 resource instances');
     const fins = condition(t, 'held', 'NamespaceFinalizersRemaining');
-    assert.equal(fins?.reason, 'SomeFinalizerRemain');
-    assert.equal(fins?.message, 'Some finalizers are remaining: example.com/hold in 1 resource instances');
+    assert.equal(fins?.status, 'True');
+    assert.equal(fins?.reason, 'SomeFinalizersRemain');
+    assert.equal(fins?.message, 'Some content in the namespace has finalizers remaining: example.com/hold in 1 resource instances');
     assert.equal(condition(t, 'held', 'NamespaceDeletionDiscoveryFailure')?.reason, 'ResourcesDiscovered');
     assert.equal(condition(t, 'held', 'NamespaceDeletionContentFailure')?.status, 'False');
     assert.equal(t.fake.actions().some((a) => a.subresource === 'finalize'), false);
@@ -153,9 +154,23 @@ describe('namespace controller', () => {
     await t.fake.resource(GVR.configMaps).namespace('held').update(stuck);
     t.fake.prependReactor('update', 'namespaces/finalize', () => undefined);
     const before = structuredClone(t.fake.stored<Kube<Namespace>>(GVR.namespaces, '', 'held')!);
+    t.fake.clearActions();
     await c.syncNamespace('held');
     assert.equal(t.fake.stored(GVR.namespaces, '', 'held'), undefined);
     assert.ok(before.status?.conditions?.length === 5);
+    const written = t.fake
+      .actions()
+      .filter((a) => a.verb === 'update' && a.resource === 'namespaces' && a.subresource === 'status')
+      .at(-1)?.object as Kube<Namespace> | undefined;
+    const ok = (type: string) => {
+      const c = written?.status?.conditions?.find((x) => x.type === type);
+      return [c?.status, c?.reason, c?.message];
+    };
+    assert.deepEqual(ok('NamespaceDeletionDiscoveryFailure'), ['False', 'ResourcesDiscovered', 'All resources successfully discovered']);
+    assert.deepEqual(ok('NamespaceDeletionGroupVersionParsingFailure'), ['False', 'ParsedGroupVersions', 'All legacy kube types successfully parsed']);
+    assert.deepEqual(ok('NamespaceDeletionContentFailure'), ['False', 'ContentDeleted', 'All content successfully deleted, may be waiting on finalization']);
+    assert.deepEqual(ok('NamespaceContentRemaining'), ['False', 'ContentRemoved', 'All content successfully removed']);
+    assert.deepEqual(ok('NamespaceFinalizersRemaining'), ['False', 'ContentHasNoFinalizers', 'All content-preserving finalizers finished']);
     await t.close();
   });
 
@@ -172,11 +187,22 @@ describe('namespace controller', () => {
     const disc = condition(t, 'broken', 'NamespaceDeletionDiscoveryFailure');
     assert.equal(disc?.status, 'True');
     assert.equal(disc?.reason, 'DiscoveryFailed');
-    assert.match(disc?.message ?? '', /^Discovery failed for some groups, 1 failing: /);
+    assert.equal(disc?.message, 'Discovery failed for some groups, 1 failing: unable to retrieve the complete list of server APIs: example.com/v1: example.com/v1 unavailable');
     const content = condition(t, 'broken', 'NamespaceDeletionContentFailure');
     assert.equal(content?.reason, 'ContentDeletionFailed');
     assert.equal(content?.message, 'Failed to delete all resource types, 1 remaining: storage down');
     assert.ok(t.fake.stored(GVR.namespaces, '', 'broken'));
+    await t.close();
+  });
+
+  it('reports an unparseable group version with GroupVersionParsingFailed and the parse error', async () => {
+    const { t, c } = await setup((t) => {
+      t.fake.seed(GVR.namespaces, terminating('odd'));
+      t.discovery.lists.push({ groupVersion: 'too/many/parts', resources: [] });
+    });
+    await assert.rejects(c.syncNamespace('odd'));
+    const gv = condition(t, 'odd', 'NamespaceDeletionGroupVersionParsingFailure');
+    assert.deepEqual([gv?.status, gv?.reason, gv?.message], ['True', 'GroupVersionParsingFailed', 'unexpected GroupVersion string: too/many/parts']);
     await t.close();
   });
 

@@ -147,7 +147,8 @@ class Deleter implements NamespacedResourcesDeleter {
       }
     }
     if (gvErrors.length) {
-      const e = new Error(gvErrors.join(', '));
+      // As discovery.GroupVersionResources upstream: the first parse error is the message.
+      const e = new Error(gvErrors[0]);
       errors.push(e);
       conditions.processGroupVersionErr(e);
     }

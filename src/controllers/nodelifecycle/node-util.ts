@@ -22,19 +22,17 @@ export function recordNodeEvent(recorder: EventRecorder, nodeName: string, nodeU
   recorder.event({ apiVersion: 'v1', kind: 'Node', name: nodeName, uid: nodeUID, namespace: '' }, type, reason, `Node ${nodeName} event: ${message}`);
 }
 
-/**
- * "Node <name> status is now: <status>" (RecordNodeStatusChange); upstream
- * references the node with its name as uid.
- */
+/** "Node <name> status is now: <status>" (RecordNodeStatusChange), referencing the node by name and uid. */
 export function recordNodeStatusChange(recorder: EventRecorder, node: Node, newStatus: string): void {
   const name = node.metadata?.name ?? '';
-  recorder.event({ apiVersion: 'v1', kind: 'Node', name, uid: name, namespace: '' }, 'Normal', newStatus, `Node ${name} status is now: ${newStatus}`);
+  recorder.event({ apiVersion: 'v1', kind: 'Node', name, uid: node.metadata?.uid ?? '', namespace: '' }, 'Normal', newStatus, `Node ${name} status is now: ${newStatus}`);
 }
 
 /**
  * Sets the Ready condition of each pod on `nodeName` to False (status
  * update) with a Warning NodeNotReady event (MarkPodsNotReady). Pods
- * already gone are skipped; other failures are collected and thrown.
+ * already gone are skipped; other failures are collected and thrown (the
+ * event is still recorded for them, as upstream does).
  */
 export async function markPodsNotReady(
   deps: { client: Client; recorder: EventRecorder; clock: Clock; log: Logger },
@@ -57,7 +55,6 @@ export async function markPodsNotReady(
       if (isNotFound(err)) continue;
       deps.log.info({ pod: `${pod.metadata?.namespace}/${pod.metadata?.name}`, err: (err as Error).message }, 'Failed to update status for pod');
       errs.push(err);
-      continue;
     }
     deps.recorder.event({ ...pod, apiVersion: 'v1', kind: 'Pod' }, 'Warning', 'NodeNotReady', 'Node is not ready');
   }

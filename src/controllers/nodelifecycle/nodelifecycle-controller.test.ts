@@ -5,9 +5,11 @@ import type { Node, NodeCondition, Pod, Taint } from 'kubernetes-types/core/v1.j
 import { GVR } from '../../api/gvr.js';
 import type { Kube } from '../../tools/cache/factory.js';
 import { rfc3339, rfc3339Micro } from '../../util/clock/clock.js';
-import { setLogOutput } from '../../util/log/logger.js';
+import { newLogger, setLogOutput } from '../../util/log/logger.js';
 import { newTestContext, until, type TestContext } from '../garbagecollector/test-support.js';
+import { StatusError, newStatus } from '../../client/errors.js';
 import { descriptor, newNodeLifecycleController, type NodeLifecycleController } from './nodelifecycle-controller.js';
+import { markPodsNotReady } from './node-util.js';
 
 const T0 = Date.UTC(2024, 0, 1);
 
@@ -170,7 +172,10 @@ describe('node lifecycle controller', () => {
     }
     assert.equal(cond(n1, 'Ready')?.message, 'Kubelet stopped posting node status.');
     assert.equal(cond(await e.get('n2'), 'Ready')?.status, 'True', 'the node with a renewed lease stays Ready');
-    assert.ok(e.t.recorder.events.includes('Normal NodeNotReady Node n1 status is now: NodeNotReady'));
+    const statusChange = e.t.recorder.events.indexOf('Normal NodeNotReady Node n1 status is now: NodeNotReady');
+    assert.ok(statusChange >= 0);
+    const ref = e.t.recorder.targets[statusChange] as { kind?: string; name?: string; uid?: string };
+    assert.deepEqual([ref.kind, ref.name, ref.uid], ['Node', 'n1', 'uid-n1'], 'the status-change event references the node by its uid');
     const p1 = await e.t.fake.resource<Kube<Pod>>(GVR.pods).namespace('ns').get('p1');
     assert.equal(p1.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'False');
     const p2 = await e.t.fake.resource<Kube<Pod>>(GVR.pods).namespace('ns').get('p2');
@@ -280,5 +285,17 @@ describe('node lifecycle controller', () => {
     await e.c.monitorNodeHealth();
     assert.ok(e.t.recorder.events.includes('Normal RemovingNode Node n1 event: Removing Node n1 from Controller'));
     await e.t.close();
+  });
+
+  it('records NodeNotReady on a pod even when its status update fails, as upstream, and reports the failure', async () => {
+    const t = newTestContext();
+    t.fake.seed(GVR.pods, pod('p1', 'n1'));
+    t.fake.prependReactor('update', 'pods/status', () => {
+      throw new StatusError(newStatus(500, 'InternalError', 'boom'));
+    });
+    const deps = { client: t.fake, recorder: t.recorder, clock: t.clock, log: newLogger('test') };
+    await assert.rejects(markPodsNotReady(deps, [pod('p1', 'n1')], 'n1'), /boom/);
+    assert.deepEqual(t.recorder.events, ['Warning NodeNotReady Node is not ready']);
+    await t.close();
   });
 });

@@ -112,8 +112,8 @@ describe('replicaset controller', () => {
     const cond = status.conditions?.find((x) => x.type === 'ReplicaFailure');
     assert.equal(cond?.status, 'True');
     assert.equal(cond?.reason, 'FailedCreate');
-    assert.match(cond?.message ?? '', /exceeded quota/);
-    assert.equal(t.events().filter((e) => e.startsWith('Warning FailedCreate Error creating:')).length, 4);
+    assert.equal(cond?.message, 'exceeded quota: q');
+    assert.equal(t.events().filter((e) => e === 'Warning FailedCreate Error creating: exceeded quota: q').length, 4);
     await t.stop();
   });
 

@@ -58,7 +58,11 @@ describe('root CA cert publisher', () => {
     await c.syncNamespace('a');
     const cm = cmOf(fake, 'a');
     assert.deepEqual(cm?.data, { 'ca.crt': CA });
-    assert.equal(cm?.metadata?.annotations?.[DESCRIPTION_ANNOTATION], DESCRIPTION);
+    assert.equal(
+      cm?.metadata?.annotations?.['kubernetes.io/description'],
+      'Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. ' +
+        'No other usage is guaranteed across distributions of Kubernetes clusters.',
+    );
     await done();
   });
 

@@ -4,6 +4,7 @@
  * (pkg/controller/statefulset/stateful_pod_control.go).
  */
 import { GVR } from '../../api/gvr.js';
+import { aggregateMessage } from '../../api/validation.js';
 import { isAlreadyExists, isConflict, isNotFound } from '../../client/errors.js';
 import type { Client } from '../../client/interfaces.js';
 import type { Lister } from '../../tools/cache/interfaces.js';
@@ -78,7 +79,7 @@ class PodControl implements StatefulPodControl {
   }
 
   async createMissingPersistentVolumeClaims(set: Set, pod: KPod): Promise<void> {
-    const errors: unknown[] = [];
+    const errors: Error[] = [];
     for (const claim of getPersistentVolumeClaims(set, pod).values()) {
       const ns = claim.metadata!.namespace!;
       const existing = this.claimLister.namespace(ns).get(claim.metadata!.name!);
@@ -92,10 +93,11 @@ class PodControl implements StatefulPodControl {
       } catch (err) {
         if (isAlreadyExists(err)) continue;
         this.claimEvent('create', set, pod, claim, err);
-        errors.push(err);
+        errors.push(new Error(`failed to create PVC ${claim.metadata!.name}: ${errText(err)}`, { cause: err }));
       }
     }
-    if (errors.length > 0) throw new AggregateError(errors, `failed to create PVCs for pod ${pod.metadata?.name}: ${errors.map(errText).join('; ')}`);
+    // The text of utilerrors.NewAggregate: it ends up in the pod's FailedCreate event.
+    if (errors.length > 0) throw new AggregateError(errors, aggregateMessage(errors));
   }
 
   async createStatefulPod(set: Set, pod: KPod): Promise<KPod> {
@@ -113,8 +115,15 @@ class PodControl implements StatefulPodControl {
       if (!isAlreadyExists(err)) this.podEvent('create', set, pod, err);
       throw err;
     }
+    // As upstream: the claims' retention ownerReferences are set before the create is reported;
+    // a failure there is a FailedUpdate instead.
+    try {
+      await this.updatePodClaimForRetentionPolicy(set, created);
+    } catch (err) {
+      this.podEvent('update', set, pod, err);
+      throw err;
+    }
     this.podEvent('create', set, pod);
-    await this.updatePodClaimForRetentionPolicy(set, created);
     return created;
   }
 

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import type { StatefulSet } from 'kubernetes-types/apps/v1.js';
 import type { PersistentVolumeClaim, Pod } from 'kubernetes-types/core/v1.js';
 import { GVR } from '../../api/gvr.js';
+import { StatusError, newStatus } from '../../client/errors.js';
 import type { KubeObject } from '../../api/types.js';
 import { newFakeClient } from '../../controller/testing/fake-client.js';
 import { newSharedInformerFactory } from '../../tools/cache/factory.js';
@@ -158,9 +159,18 @@ describe('statefulset controller: OrderedReady', () => {
     await t.fail('web-0');
     await t.sync();
     assert.deepEqual(t.podNames(), []);
-    assert.ok(t.recorder.events.some((e) => e.startsWith('Warning RecreatingFailedPod StatefulSet ns/web is recreating failed Pod web-0')));
+    assert.ok(t.recorder.events.includes('Warning RecreatingFailedPod StatefulSet ns/web is recreating failed Pod web-0'));
     await t.sync();
     assert.deepEqual(t.podNames(), ['web-0']);
+  });
+
+  it('recreates a succeeded pod with a Normal RecreatingTerminatedPod event', async () => {
+    const t = setup({ replicas: 1 });
+    await t.sync();
+    const p = t.fake.stored<Obj & Pod>(GVR.pods, 'ns', 'web-0')!;
+    await t.fake.resource<Obj & Pod>(GVR.pods).namespace('ns').updateStatus({ ...p, status: { phase: 'Succeeded' } });
+    await t.sync();
+    assert.ok(t.recorder.events.includes('Normal RecreatingTerminatedPod StatefulSet ns/web is recreating terminated Pod web-0'));
   });
 });
 
@@ -186,6 +196,23 @@ describe('statefulset controller: volume claims', () => {
     assert.equal(pvc.metadata?.ownerReferences, undefined, 'Retain keeps claims unowned');
     const vol = t.pods()[0]!.spec?.volumes?.find((v) => v.name === 'data');
     assert.equal(vol?.persistentVolumeClaim?.claimName, 'data-web-0');
+    assert.deepEqual(t.recorder.events, [
+      'Normal SuccessfulCreate create Claim data-web-0 Pod web-0 in StatefulSet web success',
+      'Normal SuccessfulCreate create Pod web-0 in StatefulSet web successful',
+    ]);
+  });
+
+  it('reports a failed claim create on the claim and on the pod, with the upstream texts', async () => {
+    const t = setup({ replicas: 1, ...vct });
+    t.fake.prependReactor('create', 'persistentvolumeclaims', () => {
+      throw new StatusError(newStatus(403, 'Forbidden', 'exceeded quota: q'));
+    });
+    await t.sync().catch(() => undefined);
+    assert.deepEqual(t.podNames(), []);
+    assert.deepEqual(t.recorder.events, [
+      'Warning FailedCreate create Claim data-web-0 for Pod web-0 in StatefulSet web failed error: exceeded quota: q',
+      'Warning FailedCreate create Pod web-0 in StatefulSet web failed error: failed to create PVC data-web-0: exceeded quota: q',
+    ]);
   });
 
   it('keeps claims on scale-down with the default Retain policy', async () => {
