@@ -16,6 +16,7 @@ import type { Registry } from 'prom-client';
 import { register as defaultRegistry } from 'prom-client';
 import { newKubeClient, type KubeClient } from '../client/client.js';
 import type { RestConfig } from '../client/rest-config.js';
+import { chooseVersionFallbacks, withVersionFallbacks } from '../client/version-fallback.js';
 import { loadController } from '../controllers/registry.js';
 import type { ControllerContext, ControllerDescriptor, ControllerOptions } from '../controllers/types.js';
 import type { Controller } from '../controller/types.js';
@@ -239,10 +240,6 @@ class Manager implements ControllerManager {
     const opts = this.cfg.options;
     // Every informer and controller listens on this signal.
     setMaxListeners(0, signal);
-    const resync = opts.minResyncPeriodMs * (1 + Math.random());
-    const informers: SharedInformerFactory = newSharedInformerFactory(client, { defaultResyncMs: resync, clock: this.clock, logger: this.log.child({}, 'informers') });
-    const broadcaster = newEventBroadcaster({ client, clock: this.clock, logger: this.log.child({}, 'events') });
-
     let served: Set<string>;
     try {
       const preferred = await client.discovery.serverPreferredResources();
@@ -252,6 +249,17 @@ class Manager implements ControllerManager {
     } catch (err) {
       throw new StartupError('failed to discover the served resources', { cause: err });
     }
+    // Resources served only in an older version (a 1.20 server: batch/v1beta1 CronJob, ...) are used in that version.
+    const fallbacks = chooseVersionFallbacks((r) => served.has(gvKey(r)));
+    for (const f of fallbacks) {
+      this.log.info({ resource: f.current.resource, using: gvKey(f.older), notServed: gvKey(f.current) }, 'the server does not serve the current version, using the older one');
+      served.add(gvKey(f.current));
+    }
+    client = withVersionFallbacks(client, fallbacks);
+
+    const resync = opts.minResyncPeriodMs * (1 + Math.random());
+    const informers: SharedInformerFactory = newSharedInformerFactory(client, { defaultResyncMs: resync, clock: this.clock, logger: this.log.child({}, 'informers') });
+    const broadcaster = newEventBroadcaster({ client, clock: this.clock, logger: this.log.child({}, 'events') });
 
     // Each controller gets its own client, so its own QPS/burst budget, as kube-controller-manager's
     // ClientBuilder.ClientOrDie(name) does (user agent "<agent>/<controller>"); informers and events share `client`.
@@ -259,7 +267,7 @@ class Manager implements ControllerManager {
     const controllerClient = (name: string): KubeClient => {
       const c = newKubeClient(controllerRestConfig(this.cfg.restConfig, name), { clock: this.clock, metricsRegistry: this.registry, logger: this.log.child({}, 'client') });
       controllerClients.push(c);
-      return c;
+      return withVersionFallbacks(c, fallbacks);
     };
     const ctx: ControllerContext = {
       client,
