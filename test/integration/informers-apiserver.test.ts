@@ -4,6 +4,8 @@
  * was cut off and the server compacted past it.
  */
 import { describe, it, before, after } from 'node:test';
+import { Backoff } from '../../src/util/wait/backoff.js';
+import { realClock } from '../../src/util/clock/clock.js';
 import assert from 'node:assert/strict';
 import type { Pod, ConfigMap } from 'kubernetes-types/core/v1.js';
 import { startTestServer, type TestServer } from '../../src/apiserver/test-server.js';
@@ -94,6 +96,7 @@ describe('client and informers against the embedded API server', () => {
     // A ListerWatcher over the real client whose watches can be cut off, as a network partition would.
     const real = listWatchFromClient(cms);
     let blocked = false;
+    let refused = 0;
     let current: Watch<ConfigMap & KubeObject> | undefined;
     const lists: string[] = [];
     const lw: ListerWatcher<ConfigMap & KubeObject> = {
@@ -102,34 +105,44 @@ describe('client and informers against the embedded API server', () => {
         return real.list(opts);
       },
       watch: async (opts, signal) => {
-        if (blocked) throw new NetworkError('partitioned');
+        if (blocked) {
+          refused++;
+          throw new NetworkError('partitioned');
+        }
         current = await real.watch(opts, signal);
         return current;
       },
     };
-    const informer = newSharedIndexInformer(lw, { name: 'configmaps' });
+    // A short, flat backoff: the partition below makes the reflector retry, and a loaded machine must not stretch that past the test's waits.
+    const informer = newSharedIndexInformer(lw, { name: 'configmaps', backoff: new Backoff({ initialMs: 50, maxMs: 200, clock: realClock }) });
     const deleted: unknown[] = [];
     informer.addEventHandler({ onDelete: (o) => deleted.push(o) });
     const ac = new AbortController();
     const running = informer.run(ac.signal);
-    await waitFor(() => informer.hasSynced(), 10_000, 'sync');
-    assert.ok(informer.getIndexer().getByKey('default/relist-me'));
-    const listsBefore = lists.length;
+    try {
+      await waitFor(() => informer.hasSynced(), 10_000, 'sync');
+      assert.ok(informer.getIndexer().getByKey('default/relist-me'));
+      const listsBefore = lists.length;
 
-    blocked = true;
-    current?.stop();
-    await cms.delete('relist-me');
-    await cms.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'after-partition' } } as ConfigMap & KubeObject);
-    await server.storage.compact(server.storage.currentRevision());
-    blocked = false;
+      // Cut the watch once it is open (under load it may still be on its way after the sync).
+      await waitFor(() => current !== undefined, 20_000, 'the watch to open');
+      blocked = true;
+      current?.stop();
+      // The old watch is over once the reflector tried (and failed) to open a new one: the deletion below is unseen.
+      await waitFor(() => refused > 0, 20_000, 'a refused re-watch');
+      await cms.delete('relist-me');
+      await cms.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'after-partition' } } as ConfigMap & KubeObject);
+      await server.storage.compact(server.storage.currentRevision());
+      blocked = false;
 
-    await waitFor(() => deleted.length > 0, 20_000, 'the tombstone');
-    assert.ok(deleted[0] instanceof DeletedFinalStateUnknown, 'deletion inferred from a relist');
-    assert.equal((deleted[0] as DeletedFinalStateUnknown<ConfigMap>).key, 'default/relist-me');
-    assert.ok(lists.length > listsBefore, 'the reflector listed again');
-    await waitFor(() => informer.getIndexer().getByKey('default/after-partition') !== undefined, 10_000, 'new object');
-
-    ac.abort();
-    await running;
+      await waitFor(() => deleted.length > 0, 20_000, 'the tombstone');
+      assert.ok(deleted[0] instanceof DeletedFinalStateUnknown, 'deletion inferred from a relist');
+      assert.equal((deleted[0] as DeletedFinalStateUnknown<ConfigMap>).key, 'default/relist-me');
+      assert.ok(lists.length > listsBefore, 'the reflector listed again');
+      await waitFor(() => informer.getIndexer().getByKey('default/after-partition') !== undefined, 10_000, 'new object');
+    } finally {
+      ac.abort();
+      await running;
+    }
   });
 });
