@@ -1,6 +1,9 @@
 #!/usr/bin/env node
 // Runs every compiled test file (dist/**/*.test.js) with Node's test runner.
-// Usage: node scripts/run-tests.mjs [--only src|test/integration|test/e2e] [filter...]
+// Usage: node scripts/run-tests.mjs [--only src|test/integration|test/e2e] [--real] [filter...]
+// --real: the controller scenarios of test/e2e against the real kube-apiserver and kube-scheduler
+// in $KCM_REAL_BIN (default /tmp/k8sbin, built by ../shared/tools/build-real-k8s.sh) with
+// `kcm controller-manager` and `kcm nodes` (test/e2e/real-cluster.ts), one file at a time.
 import { readdirSync, statSync, existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { spawn } from 'node:child_process';
@@ -10,9 +13,25 @@ const dist = join(root, 'dist');
 const args = process.argv.slice(2);
 let only = [];
 const filters = [];
+let real = false;
 for (let i = 0; i < args.length; i++) {
   if (args[i] === '--only') only.push(args[++i]);
+  else if (args[i] === '--real') real = true;
   else filters.push(args[i]);
+}
+/** The scenario files that use test/e2e/cluster.ts (and so run on a real API server too). */
+const realScenarios = ['cronjob', 'daemonset', 'deployment', 'endpoints', 'garbagecollector', 'job', 'namespace', 'nodelifecycle', 'replicaset', 'statefulset', 'volumes-and-mirroring'];
+if (real) {
+  process.env.KCM_REAL_BIN ??= '/tmp/k8sbin';
+  for (const b of ['kube-apiserver', 'kube-scheduler']) {
+    if (!existsSync(join(process.env.KCM_REAL_BIN, b))) {
+      console.error(`run-tests --real: ${join(process.env.KCM_REAL_BIN, b)} not found; build it with ../shared/tools/build-real-k8s.sh or set KCM_REAL_BIN`);
+      process.exit(2);
+    }
+  }
+  only = ['test/e2e'];
+  if (filters.length === 0) filters.push(...realScenarios.map((n) => `e2e/${n}.test.js`));
+  process.env.KCM_TEST_CONCURRENCY ??= '1';
 }
 if (only.length === 0) only = ['src', 'test'];
 

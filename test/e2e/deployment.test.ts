@@ -5,7 +5,8 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startKcm, waitFor, type KcmProcess } from './harness.js';
+import { waitFor, type KcmProcess } from './harness.js';
+import { startCluster } from './cluster.js';
 
 function manifest(name: string, opts: { replicas?: number; image?: string; strategy?: string; progressDeadlineSeconds?: number } = {}): string {
   return JSON.stringify({
@@ -24,7 +25,7 @@ function manifest(name: string, opts: { replicas?: number; image?: string; strat
 
 let kcm: KcmProcess;
 before(async () => {
-  kcm = await startKcm('up', ['--controller-manager-secure-port', '0'], { readyTimeoutMs: 60_000 });
+  kcm = await startCluster(['--controller-manager-secure-port', '0']);
 });
 after(async () => {
   await kcm?.stop();

@@ -6,11 +6,12 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startKcm, waitFor, type KcmProcess } from './harness.js';
+import { waitFor, type KcmProcess } from './harness.js';
+import { startCluster } from './cluster.js';
 
 let kcm: KcmProcess;
 before(async () => {
-  kcm = await startKcm('up', ['--controller-manager-secure-port', '0'], { readyTimeoutMs: 60_000 });
+  kcm = await startCluster(['--controller-manager-secure-port', '0']);
 });
 after(async () => {
   await kcm?.stop();

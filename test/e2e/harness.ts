@@ -106,7 +106,7 @@ export async function waitFor<T>(fn: () => T | Promise<T>, timeoutMs = 10_000, w
   }
 }
 
-function stopChild(child: ChildProcess, graceMs: number): Promise<void> {
+export function stopChild(child: ChildProcess, graceMs: number): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolvePromise) => {
     const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);

@@ -4,11 +4,12 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startKcm, waitFor, type KcmProcess } from './harness.js';
+import { waitFor, type KcmProcess } from './harness.js';
+import { startCluster } from './cluster.js';
 
 let kcm: KcmProcess;
 before(async () => {
-  kcm = await startKcm('up', [], { readyTimeoutMs: 60_000 });
+  kcm = await startCluster();
 });
 after(async () => {
   await kcm?.stop();

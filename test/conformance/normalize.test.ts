@@ -1,0 +1,48 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { diffSnapshots, normalizeName, snapshot } from './normalize.js';
+
+const pod = (name: string, hash: string, extra: Record<string, unknown> = {}) => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, uid: name + '-uid', resourceVersion: '12', creationTimestamp: '2026-11-25T00:00:00Z', labels: { app: 'web', 'pod-template-hash': hash } },
+  spec: { nodeName: 'node-' + name.slice(-1) },
+  status: { phase: 'Running', podIP: '10.244.1.7', ...extra },
+});
+
+describe('conformance normalisation', () => {
+  it('names generated alike normalise alike', () => {
+    assert.equal(normalizeName('web-5d59d67564-x7k2p', new Set(['5d59d67564'])), 'web-<hash>-<rand>');
+    assert.equal(normalizeName('agent-8kz2q'), 'agent-<rand>');
+    assert.equal(normalizeName('hello-27834712'), 'hello-<time>');
+    assert.equal(normalizeName('db-0'), 'db-0');
+    assert.equal(normalizeName('web'), 'web');
+  });
+
+  it('two runs that differ only in uids, times, IPs, nodes, hashes and random suffixes are identical', () => {
+    const a = snapshot([pod('web-5d59d67564-x7k2p', '5d59d67564'), pod('web-5d59d67564-b4c6d', '5d59d67564')], [
+      { type: 'Normal', reason: 'SuccessfulCreate', message: 'Created pod: web-5d59d67564-x7k2p', involvedObject: { kind: 'ReplicaSet' }, source: { component: 'replicaset-controller' } },
+    ]);
+    const b = snapshot([pod('web-6f7c8d9b44-q9z4m', '6f7c8d9b44'), pod('web-6f7c8d9b44-r5t8w', '6f7c8d9b44')], [
+      { type: 'Normal', reason: 'SuccessfulCreate', message: 'Created pod: web-6f7c8d9b44-r5t8w', involvedObject: { kind: 'ReplicaSet' }, source: { component: 'replicaset-controller' } },
+    ]);
+    assert.deepEqual(Object.keys(a.objects), ['Pod/web-<hash>-<rand>', 'Pod/web-<hash>-<rand>#2']);
+    const d = diffSnapshots(a, b);
+    assert.deepEqual(d, { objects: [], eventsOnlyReal: [], eventsOnlyKcm: [] });
+  });
+
+  it('reports a missing field, a different value and an event only one side emitted', () => {
+    const a = snapshot([pod('web-5d59d67564-x7k2p', '5d59d67564', { replicas: 0 })], [{ type: 'Normal', reason: 'SuccessfulDelete', message: 'Deleted pod: x', involvedObject: { kind: 'ReplicaSet' } }]);
+    const b = snapshot([pod('web-5d59d67564-x7k2p', '5d59d67564', { phase: 'Pending' })], []);
+    const d = diffSnapshots(a, b);
+    assert.deepEqual(
+      d.objects.map((x) => [x.path, x.real, x.kcm]),
+      [
+        ['Pod/web-<hash>-<rand>.status.phase', 'Running', 'Pending'],
+        ['Pod/web-<hash>-<rand>.status.replicas', 0, undefined],
+      ],
+    );
+    assert.deepEqual(d.eventsOnlyReal, ['Normal SuccessfulDelete ReplicaSet: Deleted pod: x ()']);
+    assert.deepEqual(d.eventsOnlyKcm, []);
+  });
+});

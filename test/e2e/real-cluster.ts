@@ -1,0 +1,246 @@
+/**
+ * A real control plane for the e2e scenarios: etcd, the real kube-apiserver
+ * and kube-scheduler (v1.20, built by ../shared/tools/build-real-k8s.sh into
+ * $KCM_REAL_BIN), a controller manager (ours, `kcm controller-manager`, or
+ * the real kube-controller-manager), and simulated kubelets (`kcm nodes`).
+ *
+ * Used when KCM_REAL_BIN is set (`npm run test:real`), so the same scenario
+ * files that run against `kcm up` prove kcm's controllers on a real API
+ * server; and by the conformance report (scripts/conformance.mjs), which
+ * runs each scenario under both controller managers.
+ *
+ * Everything listens on loopback ports chosen at start, in a fresh
+ * temporary directory; stop() ends every process and removes it.
+ */
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Agent, request } from 'undici';
+import { kcmBin, runKubectl, stopChild, waitFor, type KcmProcess, type KubectlOptions } from './harness.js';
+
+export interface RealClusterOptions {
+  /** Which controller manager runs: kcm's (default) or the real kube-controller-manager. */
+  controllerManager?: 'kcm' | 'real';
+  /** Extra controller-manager flags (both accept kube-controller-manager's). */
+  controllerManagerArgs?: string[];
+  /** Simulated nodes (default 3). */
+  nodes?: number;
+  /** Default 90 s. */
+  readyTimeoutMs?: number;
+  /** Directory with kube-apiserver, kube-scheduler, kube-controller-manager (default $KCM_REAL_BIN). */
+  bin?: string;
+}
+
+/** True when the real binaries are configured (KCM_REAL_BIN). */
+export function realClusterConfigured(): boolean {
+  return !!process.env.KCM_REAL_BIN;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function openssl(dir: string, args: string[]): void {
+  execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+}
+
+/** CA, API server serving certificate, service-account key pair, admin token. */
+function writePki(dir: string): { ca: string; caKey: string; cert: string; key: string; saKey: string; saPub: string; token: string } {
+  openssl(dir, ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '2', '-subj', '/CN=kubernetes-ca']);
+  openssl(dir, ['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'apiserver.key', '-out', 'apiserver.csr', '-subj', '/CN=kube-apiserver']);
+  writeFileSync(
+    join(dir, 'san.ext'),
+    'subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local\nextendedKeyUsage=serverAuth\n',
+  );
+  openssl(dir, ['x509', '-req', '-in', 'apiserver.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'apiserver.crt', '-days', '2', '-extfile', 'san.ext']);
+  openssl(dir, ['genrsa', '-out', 'sa.key', '2048']);
+  openssl(dir, ['rsa', '-in', 'sa.key', '-pubout', '-out', 'sa.pub']);
+  const token = `admin-${Math.random().toString(36).slice(2)}`;
+  writeFileSync(join(dir, 'tokens.csv'), `${token},admin,admin-uid,system:masters\n`);
+  return { ca: join(dir, 'ca.crt'), caKey: join(dir, 'ca.key'), cert: join(dir, 'apiserver.crt'), key: join(dir, 'apiserver.key'), saKey: join(dir, 'sa.key'), saPub: join(dir, 'sa.pub'), token };
+}
+
+interface Proc {
+  name: string;
+  child: ChildProcess;
+  out: () => string;
+}
+
+function run(name: string, cmd: string, args: string[], dir: string): Proc {
+  const child = spawn(cmd, args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env } });
+  let out = '';
+  const keep = (d: string) => {
+    out += d;
+    if (out.length > 400_000) out = out.slice(-200_000);
+  };
+  child.stdout!.setEncoding('utf8').on('data', keep);
+  child.stderr!.setEncoding('utf8').on('data', keep);
+  return { name, child, out: () => out };
+}
+
+/**
+ * Starts etcd, kube-apiserver, kube-scheduler, the chosen controller manager
+ * and `kcm nodes`; resolves once the API server is ready, the nodes are
+ * Ready and the default service account exists.
+ */
+export async function startRealCluster(opts: RealClusterOptions = {}): Promise<KcmProcess> {
+  const bin = opts.bin ?? process.env.KCM_REAL_BIN ?? '/tmp/k8sbin';
+  const dir = mkdtempSync(join(tmpdir(), 'kcm-real-'));
+  const procs: Proc[] = [];
+  const stopAll = async () => {
+    for (const p of [...procs].reverse()) await stopChild(p.child, 5000);
+  };
+  const fail = async (why: string): Promise<never> => {
+    const logs = procs.map((p) => `--- ${p.name}\n${p.out().slice(-3000)}`).join('\n');
+    await stopAll();
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(`real cluster: ${why}\n${logs}`);
+  };
+  const pki = writePki(dir);
+  const [etcdPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
+  procs.push(
+    run('etcd', 'etcd', [
+      '--name=default',
+      `--data-dir=${join(dir, 'etcd')}`,
+      `--listen-client-urls=http://127.0.0.1:${etcdPort}`,
+      `--advertise-client-urls=http://127.0.0.1:${etcdPort}`,
+      `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
+      `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
+      `--initial-cluster=default=http://127.0.0.1:${peerPort}`,
+      '--log-level=warn',
+    ], dir),
+  );
+  procs.push(
+    run('kube-apiserver', join(bin, 'kube-apiserver'), [
+      `--etcd-servers=http://127.0.0.1:${etcdPort}`,
+      '--bind-address=127.0.0.1',
+      '--advertise-address=127.0.0.1',
+      `--secure-port=${apiPort}`,
+      '--insecure-port=0',
+      `--tls-cert-file=${pki.cert}`,
+      `--tls-private-key-file=${pki.key}`,
+      `--client-ca-file=${pki.ca}`,
+      `--token-auth-file=${join(dir, 'tokens.csv')}`,
+      '--authorization-mode=Node,RBAC',
+      `--service-account-key-file=${pki.saPub}`,
+      `--service-account-signing-key-file=${pki.saKey}`,
+      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+      '--service-cluster-ip-range=10.0.0.0/24',
+      '--allow-privileged=true',
+      `--cert-dir=${join(dir, 'certs')}`,
+    ], dir),
+  );
+  const url = `https://127.0.0.1:${apiPort}`;
+  const caPem = readFileSync(pki.ca, 'utf8');
+  const kubeconfigPath = join(dir, 'kubeconfig');
+  writeFileSync(
+    kubeconfigPath,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'real', cluster: { server: url, 'certificate-authority-data': Buffer.from(caPem).toString('base64') } }],
+      users: [{ name: 'admin', user: { token: pki.token } }],
+      contexts: [{ name: 'real', context: { cluster: 'real', user: 'admin', namespace: 'default' } }],
+      'current-context': 'real',
+    }),
+  );
+  const dispatcher = new Agent({ connect: { ca: caPem } });
+  const api = async (method: string, path: string, body?: unknown) => {
+    const r = await request(`${url}${path}`, {
+      method: method as 'GET',
+      dispatcher,
+      headers: { authorization: `Bearer ${pki.token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      body: body !== undefined ? JSON.stringify(body) : null,
+    });
+    const text = await r.body.text();
+    let json: unknown = text;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      // not JSON (/readyz's "ok")
+    }
+    return { status: r.statusCode, json };
+  };
+  const readyTimeoutMs = opts.readyTimeoutMs ?? 90_000;
+  try {
+    await waitFor(async () => (await api('GET', '/readyz')).status === 200, readyTimeoutMs, 'kube-apiserver /readyz');
+  } catch (e) {
+    await dispatcher.close();
+    return fail((e as Error).message);
+  }
+
+  procs.push(run('kube-scheduler', join(bin, 'kube-scheduler'), [`--kubeconfig=${kubeconfigPath}`, '--leader-elect=false', '--port=0', '--secure-port=0'], dir));
+  const cmFlags = [
+    `--kubeconfig=${kubeconfigPath}`,
+    '--leader-elect=false',
+    '--secure-port=0',
+    '--allocate-node-cidrs=true',
+    '--cluster-cidr=10.244.0.0/16',
+    '--service-cluster-ip-range=10.0.0.0/24',
+    `--root-ca-file=${pki.ca}`,
+    `--service-account-private-key-file=${pki.saKey}`,
+    `--cluster-signing-cert-file=${pki.ca}`,
+    `--cluster-signing-key-file=${pki.caKey}`,
+    '--use-service-account-credentials=false',
+    ...(opts.controllerManagerArgs ?? []),
+  ];
+  if (opts.controllerManager === 'real') procs.push(run('kube-controller-manager', join(bin, 'kube-controller-manager'), ['--port=0', ...cmFlags], dir));
+  else procs.push(run('kcm controller-manager', process.execPath, ['--enable-source-maps', kcmBin, 'controller-manager', ...cmFlags], dir));
+  const cm = procs[procs.length - 1]!;
+  const nodes = opts.nodes ?? 3;
+  procs.push(run('kcm nodes', process.execPath, ['--enable-source-maps', kcmBin, 'nodes', `--kubeconfig=${kubeconfigPath}`, `--nodes=${nodes}`], dir));
+
+  const kubectl = (a: string[], o?: KubectlOptions) => runKubectl(kubeconfigPath, a, o);
+  try {
+    await waitFor(
+      async () => {
+        const dead = procs.find((p) => p.child.exitCode !== null || p.child.signalCode !== null);
+        if (dead) throw new Error(`${dead.name} exited (${dead.child.exitCode ?? dead.child.signalCode})`);
+        const r = await kubectl(['get', 'nodes', '-o', 'jsonpath={range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}']);
+        const ready = r.stdout.split('\n').filter((s) => s === 'True').length;
+        if (ready < nodes) return false;
+        return (await kubectl(['get', 'serviceaccount', 'default', '-n', 'default'])).code === 0;
+      },
+      readyTimeoutMs,
+      'Ready nodes and the default service account',
+      500,
+    );
+  } catch (e) {
+    await dispatcher.close();
+    return fail((e as Error).message);
+  }
+
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => cm.child.once('exit', (code, signal) => r({ code, signal })));
+  return {
+    dataDir: dir,
+    kubeconfigPath,
+    url,
+    caPem,
+    adminToken: pki.token,
+    child: cm.child,
+    exited,
+    stdout: () => cm.out(),
+    stderr: () => procs.map((p) => `--- ${p.name}\n${p.out().slice(-2000)}`).join('\n'),
+    kubectl,
+    async kubectlOk(a, o) {
+      const r = await kubectl(a, o);
+      if (r.code !== 0) throw new Error(`kubectl ${a.join(' ')} exited ${r.code}: ${r.stderr.trim()}`);
+      return r.stdout;
+    },
+    api,
+    async stop(o = {}) {
+      await dispatcher.close().catch(() => undefined);
+      await stopAll();
+      if (!o.keepDataDir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
