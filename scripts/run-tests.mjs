@@ -4,6 +4,8 @@
 // --real: the controller scenarios of test/e2e against the real kube-apiserver and kube-scheduler
 // in $KCM_REAL_BIN (default /tmp/k8sbin, built by ../shared/tools/build-real-k8s.sh) with
 // `kcm controller-manager` and `kcm nodes` (test/e2e/real-cluster.ts), one file at a time.
+// KCM_REAL_MODE=real-cm runs the real kube-controller-manager instead (the baseline), and
+// KCM_REAL_MODE=real-cm-on-kcm runs the real kube-controller-manager on `kcm apiserver`.
 import { readdirSync, statSync, existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { spawn } from 'node:child_process';

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { goStructOf, normalizeAsGo } from './go-json.js';
+import { goStructOf, normalizeAsGo, stringifyAsGo } from './go-json.js';
 
 const norm = (obj: Record<string, unknown>) => {
   const c = structuredClone(obj);
@@ -20,7 +20,7 @@ describe('objects as Go writes them', () => {
 
   it('drops empty omitempty metadata lists and maps (ownerReferences: [] after the last owner is released)', () => {
     const pod = norm({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', ownerReferences: [], finalizers: [], labels: {}, annotations: {}, generateName: '' }, spec: { containers: [{ name: 'c', image: 'i' }] } });
-    assert.deepEqual(Object.keys(pod.metadata as object), ['name']);
+    assert.deepEqual(pod.metadata, { name: 'p', creationTimestamp: null });
   });
 
   it('writes non-omitempty counters even at zero (StatefulSet, DaemonSet and ReplicaSet status)', () => {
@@ -42,7 +42,7 @@ describe('objects as Go writes them', () => {
     assert.equal(es.ports, null);
   });
 
-  it('writes a zero metav1.Time as null, but leaves out omitzero ones (template creationTimestamp)', () => {
+  it('writes a zero metav1.Time as null, template creationTimestamp included (as Kubernetes up to 1.33)', () => {
     const pod = norm({
       apiVersion: 'v1',
       kind: 'Pod',
@@ -52,7 +52,7 @@ describe('objects as Go writes them', () => {
     });
     assert.deepEqual((pod.status as { conditions: unknown[] }).conditions, [{ type: 'Ready', status: 'True', lastProbeTime: null, lastTransitionTime: null }]);
     const d = norm({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' }, spec: { template: { metadata: { creationTimestamp: null } } } });
-    assert.deepEqual((d.spec as { template: { metadata: object } }).template.metadata, {});
+    assert.deepEqual((d.spec as { template: { metadata: object } }).template.metadata, { creationTimestamp: null });
   });
 
   it('keeps fields the Go type does not know, and nested pointers as given', () => {
@@ -70,5 +70,12 @@ describe('objects as Go writes them', () => {
     assert.ok(!('env' in c));
     assert.deepEqual(c.ports, [{ containerPort: 80 }]);
     assert.deepEqual(c.resources, {});
+  });
+
+  it("escapes <, >, & and line separators in strings as Go's encoding/json does", () => {
+    const text = stringifyAsGo({ command: ['sh', '-c', 'a && b > c < d'], note: 'x\u2028y' });
+    assert.equal(text, '{"command":["sh","-c","a \\u0026\\u0026 b \\u003e c \\u003c d"],"note":"x\\u2028y"}');
+    assert.deepEqual(JSON.parse(text), { command: ['sh', '-c', 'a && b > c < d'], note: 'x\u2028y' });
+    assert.equal(stringifyAsGo({ a: 'plain' }), '{"a":"plain"}');
   });
 });

@@ -10,7 +10,7 @@
  *   the client left it out: `status.replicas: 0` on a StatefulSet scaled to
  *   zero, `endpoints: null` on an EndpointSlice without endpoints;
  * - a struct (not a pointer) is always written, `{}` when empty
- *   (`status: {}`, `loadBalancer: {}`), unless tagged `omitzero`;
+ *   (`status: {}`, `loadBalancer: {}`);
  * - a pointer keeps whatever it points to, zero included (`spec.replicas: 0`);
  * - metav1.Time writes `null` when zero.
  *
@@ -42,6 +42,15 @@ export type GoShape =
 
 /** [JSON name, flags ('o' omitempty, 'z' omitzero, 'p' pointer), shape]. */
 export type GoField = [string, string, GoShape];
+
+/**
+ * `omitzero` (Go 1.24) marks one field so far, metadata.creationTimestamp,
+ * since Kubernetes 1.34. kcm writes it as Kubernetes up to 1.33 does
+ * (`creationTimestamp: null` in an embedded template): the clients in use
+ * (kubectl up to 1.33, client-go's daemon.Match, the 1.20 e2e tests) build
+ * the ControllerRevision bytes they compare that way.
+ */
+const honourOmitZero = false;
 
 interface Field {
   name: string;
@@ -155,7 +164,7 @@ export function normalizeGoStruct(obj: Record<string, unknown>, def: string): vo
       continue;
     }
     if (v === null) v = undefined; // null decodes to the zero value of a non-pointer field
-    if (f.omitZero && isZeroStruct(f.shape, v)) {
+    if (f.omitZero && honourOmitZero && isZeroStruct(f.shape, v)) {
       delete obj[f.name];
       continue;
     }
@@ -203,4 +212,20 @@ export function normalizeAsGo(obj: Record<string, unknown>): boolean {
   if (!def) return false;
   normalizeGoStruct(obj, def);
   return true;
+}
+
+const htmlUnsafe = /[<>&\u2028\u2029]/;
+const htmlUnsafeAll = /[<>&\u2028\u2029]/g;
+const goEscapes: Record<string, string> = { '<': '\\u003c', '>': '\\u003e', '&': '\\u0026', '\u2028': '\\u2028', '\u2029': '\\u2029' };
+
+/**
+ * JSON text as Go's encoding/json writes it: `<`, `>`, `&`, U+2028 and U+2029
+ * inside strings are escaped (`\u003c`, ...). Clients that compare raw
+ * bytes the server wrote (client-go's daemon.Match on a ControllerRevision's
+ * `data`) see the same bytes as from kube-apiserver. These characters occur
+ * only inside JSON strings, so escaping them in the whole text is safe.
+ */
+export function stringifyAsGo(value: unknown): string {
+  const text = JSON.stringify(value);
+  return htmlUnsafe.test(text) ? text.replace(htmlUnsafeAll, (c) => goEscapes[c]!) : text;
 }

@@ -1,9 +1,15 @@
 /**
  * The cluster a controller scenario runs against: `kcm up` by default, or,
- * with KCM_REAL_BIN set (`npm run test:real`), the real kube-apiserver and
- * kube-scheduler v1.20 with `kcm controller-manager` and `kcm nodes`
- * (real-cluster.ts). Scenario files call startCluster() and use only kubectl
- * and the API, so they prove the same behaviour on both.
+ * with KCM_REAL_BIN set (`npm run test:real`), a cluster of real v1.20
+ * binaries and kcm parts (real-cluster.ts), chosen by KCM_REAL_MODE:
+ *
+ * - `kcm-cm` (default): real kube-apiserver + kube-scheduler, `kcm controller-manager`;
+ * - `real-cm`: real kube-apiserver + kube-scheduler + kube-controller-manager (the baseline);
+ * - `real-cm-on-kcm`: `kcm apiserver` + real kube-scheduler + real kube-controller-manager.
+ *
+ * Simulated kubelets are `kcm nodes` in every mode. Scenario files call
+ * startCluster() and use only kubectl and the API, so they prove the same
+ * behaviour on all.
  */
 import { startKcm, type KcmProcess, type StartKcmOptions } from './harness.js';
 import { realClusterConfigured, startRealCluster } from './real-cluster.js';
@@ -24,8 +30,33 @@ export function startCluster(upArgs: string[] = [], opts: StartKcmOptions = {}):
     }
     cmArgs.push(a);
   }
-  return startRealCluster({ controllerManagerArgs: cmArgs, readyTimeoutMs: 120_000 });
+  const mode = realMode();
+  return startRealCluster({
+    controllerManagerArgs: cmArgs,
+    readyTimeoutMs: 120_000,
+    controllerManager: mode === 'kcm-cm' ? 'kcm' : 'real',
+    apiServer: mode === 'real-cm-on-kcm' ? 'kcm' : 'real',
+  });
 }
 
-/** True when scenarios run on the real API server (some assertions about kcm up itself do not apply). */
+export type RealMode = 'kcm-cm' | 'real-cm' | 'real-cm-on-kcm';
+function realMode(): RealMode {
+  const m = process.env.KCM_REAL_MODE ?? 'kcm-cm';
+  if (m !== 'kcm-cm' && m !== 'real-cm' && m !== 'real-cm-on-kcm') throw new Error(`KCM_REAL_MODE=${m}: expected kcm-cm, real-cm or real-cm-on-kcm`);
+  return m;
+}
+
+/** True when scenarios run on real binaries (some assertions about kcm up itself do not apply). */
 export const onRealCluster = realClusterConfigured();
+/** True when the API server is the real kube-apiserver v1.20 (manifests use the versions it serves). */
+export const onRealApiServer = onRealCluster && realMode() !== 'real-cm-on-kcm';
+
+/**
+ * The apiVersion a manifest of `kind` uses on the cluster: the current one
+ * on `kcm up`, the one Kubernetes 1.20 serves on the real cluster.
+ */
+export function manifestVersion(kind: 'CronJob' | 'PodDisruptionBudget' | 'EndpointSlice'): string {
+  const current = { CronJob: 'batch/v1', PodDisruptionBudget: 'policy/v1', EndpointSlice: 'discovery.k8s.io/v1' }[kind];
+  const v1_20 = { CronJob: 'batch/v1beta1', PodDisruptionBudget: 'policy/v1beta1', EndpointSlice: 'discovery.k8s.io/v1beta1' }[kind];
+  return onRealApiServer ? v1_20 : current;
+}

@@ -1,8 +1,9 @@
 /**
- * A real control plane for the e2e scenarios: etcd, the real kube-apiserver
- * and kube-scheduler (v1.20, built by ../shared/tools/build-real-k8s.sh into
- * $KCM_REAL_BIN), a controller manager (ours, `kcm controller-manager`, or
- * the real kube-controller-manager), and simulated kubelets (`kcm nodes`).
+ * A control plane of real parts for the e2e scenarios: etcd and the real
+ * kube-apiserver (or `kcm apiserver`), the real kube-scheduler (v1.20, built
+ * by ../shared/tools/build-real-k8s.sh into $KCM_REAL_BIN), a controller
+ * manager (ours, `kcm controller-manager`, or the real
+ * kube-controller-manager), and simulated kubelets (`kcm nodes`).
  *
  * Used when KCM_REAL_BIN is set (`npm run test:real`), so the same scenario
  * files that run against `kcm up` prove kcm's controllers on a real API
@@ -23,6 +24,8 @@ import { kcmBin, runKubectl, stopChild, waitFor, type KcmProcess, type KubectlOp
 export interface RealClusterOptions {
   /** Which controller manager runs: kcm's (default) or the real kube-controller-manager. */
   controllerManager?: 'kcm' | 'real';
+  /** Which API server runs: the real kube-apiserver on etcd (default) or `kcm apiserver`. */
+  apiServer?: 'real' | 'kcm';
   /** Extra controller-manager flags (both accept kube-controller-manager's). */
   controllerManagerArgs?: string[];
   /** Simulated nodes (default 3). */
@@ -96,6 +99,7 @@ export async function startRealCluster(opts: RealClusterOptions = {}): Promise<K
   const bin = opts.bin ?? process.env.KCM_REAL_BIN ?? '/tmp/k8sbin';
   const dir = mkdtempSync(join(tmpdir(), 'kcm-real-'));
   const procs: Proc[] = [];
+  const readyTimeoutMs = opts.readyTimeoutMs ?? 90_000;
   const stopAll = async () => {
     for (const p of [...procs].reverse()) await stopChild(p.child, 5000);
   };
@@ -105,50 +109,72 @@ export async function startRealCluster(opts: RealClusterOptions = {}): Promise<K
     rmSync(dir, { recursive: true, force: true });
     throw new Error(`real cluster: ${why}\n${logs}`);
   };
-  const pki = writePki(dir);
-  const [etcdPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
-  procs.push(
-    run('etcd', 'etcd', [
-      '--name=default',
-      `--data-dir=${join(dir, 'etcd')}`,
-      `--listen-client-urls=http://127.0.0.1:${etcdPort}`,
-      `--advertise-client-urls=http://127.0.0.1:${etcdPort}`,
-      `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
-      `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
-      `--initial-cluster=default=http://127.0.0.1:${peerPort}`,
-      '--log-level=warn',
-    ], dir),
-  );
-  procs.push(
-    run('kube-apiserver', join(bin, 'kube-apiserver'), [
-      `--etcd-servers=http://127.0.0.1:${etcdPort}`,
-      '--bind-address=127.0.0.1',
-      '--advertise-address=127.0.0.1',
-      `--secure-port=${apiPort}`,
-      '--insecure-port=0',
-      `--tls-cert-file=${pki.cert}`,
-      `--tls-private-key-file=${pki.key}`,
-      `--client-ca-file=${pki.ca}`,
-      `--token-auth-file=${join(dir, 'tokens.csv')}`,
-      '--authorization-mode=Node,RBAC',
-      `--service-account-key-file=${pki.saPub}`,
-      `--service-account-signing-key-file=${pki.saKey}`,
-      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-      '--service-cluster-ip-range=10.0.0.0/24',
-      '--allow-privileged=true',
-      `--cert-dir=${join(dir, 'certs')}`,
-    ], dir),
-  );
-  const url = `https://127.0.0.1:${apiPort}`;
-  const caPem = readFileSync(pki.ca, 'utf8');
+  let url: string;
+  let caPem: string;
+  let token: string;
+  let pki: { ca: string; caKey: string; saKey: string };
   const kubeconfigPath = join(dir, 'kubeconfig');
+  if (opts.apiServer === 'kcm') {
+    // kcm apiserver makes its own PKI and admin kubeconfig in its data dir.
+    const data = join(dir, 'kcm');
+    const p = run('kcm apiserver', process.execPath, ['--enable-source-maps', kcmBin, 'apiserver', '--data-dir', data, '--secure-port', '0', '--service-cluster-ip-range=10.0.0.0/24'], dir);
+    procs.push(p);
+    try {
+      url = await waitFor(() => /listening on (https:\/\/\S+)/.exec(p.out())?.[1], readyTimeoutMs, 'kcm apiserver to listen');
+    } catch (e) {
+      return fail((e as Error).message);
+    }
+    const pk = join(data, 'pki');
+    caPem = readFileSync(join(pk, 'ca.crt'), 'utf8');
+    token = readFileSync(join(pk, 'admin.token'), 'utf8').trim();
+    pki = { ca: join(pk, 'ca.crt'), caKey: join(pk, 'ca.key'), saKey: join(pk, 'sa.key') };
+  } else {
+    const real = writePki(dir);
+    pki = real;
+    token = real.token;
+    const [etcdPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
+    procs.push(
+      run('etcd', 'etcd', [
+        '--name=default',
+        `--data-dir=${join(dir, 'etcd')}`,
+        `--listen-client-urls=http://127.0.0.1:${etcdPort}`,
+        `--advertise-client-urls=http://127.0.0.1:${etcdPort}`,
+        `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
+        `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
+        `--initial-cluster=default=http://127.0.0.1:${peerPort}`,
+        '--log-level=warn',
+      ], dir),
+    );
+    procs.push(
+      run('kube-apiserver', join(bin, 'kube-apiserver'), [
+        `--etcd-servers=http://127.0.0.1:${etcdPort}`,
+        '--bind-address=127.0.0.1',
+        '--advertise-address=127.0.0.1',
+        `--secure-port=${apiPort}`,
+        '--insecure-port=0',
+        `--tls-cert-file=${real.cert}`,
+        `--tls-private-key-file=${real.key}`,
+        `--client-ca-file=${real.ca}`,
+        `--token-auth-file=${join(dir, 'tokens.csv')}`,
+        '--authorization-mode=Node,RBAC',
+        `--service-account-key-file=${real.saPub}`,
+        `--service-account-signing-key-file=${real.saKey}`,
+        '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+        '--service-cluster-ip-range=10.0.0.0/24',
+        '--allow-privileged=true',
+        `--cert-dir=${join(dir, 'certs')}`,
+      ], dir),
+    );
+    url = `https://127.0.0.1:${apiPort}`;
+    caPem = readFileSync(real.ca, 'utf8');
+  }
   writeFileSync(
     kubeconfigPath,
     JSON.stringify({
       apiVersion: 'v1',
       kind: 'Config',
       clusters: [{ name: 'real', cluster: { server: url, 'certificate-authority-data': Buffer.from(caPem).toString('base64') } }],
-      users: [{ name: 'admin', user: { token: pki.token } }],
+      users: [{ name: 'admin', user: { token } }],
       contexts: [{ name: 'real', context: { cluster: 'real', user: 'admin', namespace: 'default' } }],
       'current-context': 'real',
     }),
@@ -158,7 +184,7 @@ export async function startRealCluster(opts: RealClusterOptions = {}): Promise<K
     const r = await request(`${url}${path}`, {
       method: method as 'GET',
       dispatcher,
-      headers: { authorization: `Bearer ${pki.token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
       body: body !== undefined ? JSON.stringify(body) : null,
     });
     const text = await r.body.text();
@@ -170,9 +196,8 @@ export async function startRealCluster(opts: RealClusterOptions = {}): Promise<K
     }
     return { status: r.statusCode, json };
   };
-  const readyTimeoutMs = opts.readyTimeoutMs ?? 90_000;
   try {
-    await waitFor(async () => (await api('GET', '/readyz')).status === 200, readyTimeoutMs, 'kube-apiserver /readyz');
+    await waitFor(async () => (await api('GET', '/readyz')).status === 200, readyTimeoutMs, 'the API server /readyz');
   } catch (e) {
     await dispatcher.close();
     return fail((e as Error).message);
@@ -225,7 +250,7 @@ export async function startRealCluster(opts: RealClusterOptions = {}): Promise<K
     kubeconfigPath,
     url,
     caPem,
-    adminToken: pki.token,
+    adminToken: token,
     child: cm.child,
     exited,
     stdout: () => cm.out(),

@@ -51,6 +51,14 @@ describe('controller revision hashing', () => {
     assert.deepEqual(templateFromRevision({ data: patch as never }), template('nginx:1'));
   });
 
+  it("writes the patch with keys sorted at every level, as upstream's getPatch (json.Marshal of a map)", () => {
+    const t = { spec: { containers: [{ name: 'c', image: 'i', args: ['z', 'a'] }], restartPolicy: 'Always' }, metadata: { labels: { b: '1', a: '2' }, creationTimestamp: null } };
+    assert.equal(
+      JSON.stringify(templatePatch(t)),
+      '{"spec":{"template":{"$patch":"replace","metadata":{"creationTimestamp":null,"labels":{"a":"2","b":"1"}},"spec":{"containers":[{"args":["z","a"],"image":"i","name":"c"}],"restartPolicy":"Always"}}}}',
+    );
+  });
+
   it('cuts long prefixes to 223 characters', () => {
     assert.equal(controllerRevisionName('x'.repeat(300), 'abc').length, 223 + 4);
   });

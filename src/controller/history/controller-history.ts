@@ -237,12 +237,26 @@ export function newHistory(client: Client, lister: Lister<Revision>): History {
 
 /**
  * The patch Kubernetes stores in a revision of a StatefulSet or DaemonSet:
- * `{spec: {template: <template with $patch: replace>}}` (getPatch).
+ * `{spec: {template: <template with $patch: replace>}}` (getPatch). Upstream
+ * builds it from a generic map and json.Marshal, so its keys are sorted at
+ * every level; ours are too, so the bytes the server stores equal the ones
+ * client-go's daemon.Match and kubectl's rollout history compute from the
+ * object as the server returns it.
  */
 export function templatePatch(template: unknown): { spec: { template: Record<string, unknown> } } {
   const t = structuredClone((template ?? {}) as Record<string, unknown>);
   t['$patch'] = 'replace';
-  return { spec: { template: t } };
+  return sortKeysDeep({ spec: { template: t } });
+}
+
+/** A copy with object keys in Go's map order (sorted by UTF-8 bytes, which for JSON keys is code-unit order). */
+export function sortKeysDeep<T>(v: T): T {
+  if (Array.isArray(v)) return v.map(sortKeysDeep) as T;
+  if (v === null || typeof v !== 'object') return v;
+  const o = v as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(o).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))) out[k] = sortKeysDeep(o[k]);
+  return out as T;
 }
 
 /** The template stored in a revision made by templatePatch (without `$patch`). */
