@@ -45,4 +45,14 @@ describe('conformance normalisation', () => {
     assert.deepEqual(d.eventsOnlyReal, ['Normal SuccessfulDelete ReplicaSet: Deleted pod: x ()']);
     assert.deepEqual(d.eventsOnlyKcm, []);
   });
+
+  it('ignores container ids, uuids in labels, certificates and node names in event messages', () => {
+    const run = (id: string, uid: string, ca: string, node: string) =>
+      snapshot(
+        [{ kind: 'Job', metadata: { name: 'j', labels: { 'controller-uid': uid } }, status: { containerID: `kcm://${id}` }, data: { 'ca.crt': `-----BEGIN CERTIFICATE-----\n${ca}\n-----END CERTIFICATE-----\n` } }],
+        [{ type: 'Normal', reason: 'Scheduled', message: `Successfully assigned ns/j-x7k2p to ${node}`, involvedObject: { kind: 'Pod' } }],
+      );
+    const d = diffSnapshots(run('ab12', '3cea18e2-ca49-40ce-95e2-e945b41a97bf', 'MIIB', 'kcm-node-0'), run('cd34', 'c29feb4f-2625-4057-b77a-b329e4fd2499', 'MIIC', 'kcm-node-2'));
+    assert.deepEqual(d, { objects: [], eventsOnlyReal: [], eventsOnlyKcm: [] });
+  });
 });

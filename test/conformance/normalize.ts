@@ -19,6 +19,8 @@ const ipv4 = /^\d{1,3}(\.\d{1,3}){3}$/;
 
 /** Fields whose values differ between any two runs. */
 const volatile = new Set(['uid', 'resourceVersion', 'creationTimestamp', 'managedFields', 'selfLink', 'generateName']);
+const uuid = /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g;
+const pem = /-----BEGIN ([A-Z ]+)-----[\s\S]*?-----END \1-----\n?/g;
 
 /**
  * Names: `<base>-<10 hex/alnum hash>-<5 random>` (ReplicaSet pods),
@@ -51,11 +53,16 @@ export function normalizeValue(v: unknown, hashes: ReadonlySet<string>, key = ''
   if (ipv4.test(v)) return '<ip>';
   if (/^\d+(\.\d+){3}\/\d+$/.test(v)) return '<cidr>';
   if (key === 'nodeName' || key === 'hostname' || key === 'kubernetes.io/hostname') return '<node>';
+  if (key === 'containerID' || key === 'imageID') return '<container>';
   if (key === 'pod-template-hash' || key === 'controller-revision-hash' || key === 'currentRevision' || key === 'updateRevision') return '<hash>';
   if (key === 'name' || key === 'generateName' || key === 'statefulset.kubernetes.io/pod-name') return normalizeName(v, hashes);
   let s = v;
   for (const h of hashes) if (h && s.includes(h)) s = s.split(h).join('<hash>');
   return s
+    .replace(pem, '<pem>')
+    .replace(uuid, '<uuid>')
+    .replace(/\bkcm-node-\d+\b/g, '<node>')
+    .replace(/-(?=[0-9a-z]*\d)[0-9a-z]{8,10}\b(?=-|$|\s|:|")/g, '-<hash>')
     .replace(/-[bcdfghjklmnpqrstvwxz2456789]{5}\b/g, '-<rand>')
     .replace(/\b\d+(\.\d+){3}\b/g, '<ip>').replace(/\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(\.\d+)?( ?[+-]\d{4} UTC| UTC|Z)?/g, '<time>');
 }
@@ -81,7 +88,7 @@ export function collectHashes(objects: unknown[]): Set<string> {
 
 interface Obj {
   kind?: string;
-  metadata?: { name?: string; namespace?: string };
+  metadata?: { name?: string; namespace?: string; [k: string]: unknown };
   [k: string]: unknown;
 }
 interface Ev {
@@ -92,6 +99,17 @@ interface Ev {
   source?: { component?: string };
 }
 
+/**
+ * An EndpointSlice's generation counts the controller's writes, which follow
+ * the timing of pod updates in each run; it is left out.
+ */
+function withoutWriteCounts(o: Obj): Obj {
+  if (o.kind !== 'EndpointSlice') return o;
+  const c = structuredClone(o);
+  delete (c.metadata as Record<string, unknown> | undefined)?.generation;
+  return c;
+}
+
 /** A snapshot of objects (any kinds) and events, normalised. */
 export function snapshot(objects: Obj[], events: Ev[]): Snapshot {
   const hashes = collectHashes(objects);
@@ -99,7 +117,7 @@ export function snapshot(objects: Obj[], events: Ev[]): Snapshot {
   for (const o of objects) {
     const key = `${o.kind}/${normalizeName(o.metadata?.name ?? '', hashes)}`;
     if (!groups.has(key)) groups.set(key, []);
-    groups.get(key)!.push(normalizeValue(o, hashes));
+    groups.get(key)!.push(normalizeValue(withoutWriteCounts(o), hashes));
   }
   // Objects whose names normalise alike (a ReplicaSet's pods) are ordered by content, so two runs line up.
   const out: Record<string, unknown> = {};

@@ -7,7 +7,7 @@ import { newLister } from '../../tools/cache/listers.js';
 import { FakeClock } from '../../util/clock/clock.js';
 import { newFakeClient } from '../testing/fake-client.js';
 import {
-  CONTROLLER_REVISION_HASH_LABEL,
+  REVISION_HASH_LABEL,
   controllerRevisionName,
   equalRevision,
   hashControllerRevision,
@@ -33,7 +33,7 @@ describe('controller revision hashing', () => {
     assert.equal(a.metadata?.name, b.metadata?.name);
     assert.notEqual(a.metadata?.name, c.metadata?.name);
     assert.match(a.metadata!.name!, /^web-[bcdfghjklmnpqrstvwxz2456789]+$/);
-    assert.equal(a.metadata?.labels?.[CONTROLLER_REVISION_HASH_LABEL], a.metadata!.name!.slice(4));
+    assert.equal(a.metadata?.labels?.['controller.kubernetes.io/hash'], a.metadata!.name!.slice(4), 'the revision hash label of history.NewControllerRevision');
     assert.ok(equalRevision(a, b));
     assert.ok(!equalRevision(a, c));
   });
@@ -99,7 +99,7 @@ describe('history', () => {
     const rev = newControllerRevision(parent, SS_KIND, { app: 'web' }, templatePatch(template('nginx:1')), 1);
     const name = controllerRevisionName('web', hashControllerRevision(rev, 0));
     const [squatter] = fake.seed<Revision>(GVR.controllerRevisions, {
-      metadata: { name, namespace: 'ns', labels: { [CONTROLLER_REVISION_HASH_LABEL]: 'other' } },
+      metadata: { name, namespace: 'ns', labels: { [REVISION_HASH_LABEL]: 'other' } },
       data: { other: true } as never,
       revision: 1,
     });

@@ -24,6 +24,12 @@ export type Revision = ControllerRevision & KubeObject;
 
 /** The label carrying a revision's hash, on revisions and on the pods created from them. */
 export const CONTROLLER_REVISION_HASH_LABEL = 'controller-revision-hash';
+/**
+ * The hash label a ControllerRevision made by newControllerRevision carries
+ * (history.ControllerRevisionHashLabel, on StatefulSet revisions); DaemonSet
+ * revisions and pods carry CONTROLLER_REVISION_HASH_LABEL instead.
+ */
+export const REVISION_HASH_LABEL = 'controller.kubernetes.io/hash';
 
 /** Longest prefix kept in a revision name (253 minus room for `-` and the hash). */
 const MAX_PREFIX_LENGTH = 223;
@@ -73,7 +79,7 @@ export function newControllerRevision(
   };
   const hash = hashControllerRevision(cr, collisionCount);
   cr.metadata!.name = controllerRevisionName(parent.metadata?.name ?? '', hash);
-  labels[CONTROLLER_REVISION_HASH_LABEL] = hash;
+  labels[REVISION_HASH_LABEL] = hash;
   return cr;
 }
 
@@ -84,8 +90,8 @@ export function newControllerRevision(
  */
 export function equalRevision(a: Revision | undefined, b: Revision | undefined): boolean {
   if (!a || !b) return a === b;
-  const ha = a.metadata?.labels?.[CONTROLLER_REVISION_HASH_LABEL];
-  const hb = b.metadata?.labels?.[CONTROLLER_REVISION_HASH_LABEL];
+  const ha = a.metadata?.labels?.[REVISION_HASH_LABEL];
+  const hb = b.metadata?.labels?.[REVISION_HASH_LABEL];
   if (ha === undefined || hb === undefined || ha !== hb) return false;
   return canonicalJson(a.data) === canonicalJson(b.data);
 }
@@ -167,7 +173,7 @@ class RealHistory implements History {
       const clone = structuredClone(revision);
       const hash = hashControllerRevision(clone, collisionCount.value);
       clone.metadata = { ...clone.metadata, namespace, name: controllerRevisionName(parent.metadata?.name ?? '', hash) };
-      clone.metadata.labels = { ...(clone.metadata.labels ?? {}), [CONTROLLER_REVISION_HASH_LABEL]: hash };
+      clone.metadata.labels = { ...(clone.metadata.labels ?? {}), [REVISION_HASH_LABEL]: hash };
       try {
         return await this.api(namespace).create(clone);
       } catch (err) {
