@@ -8,24 +8,11 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { Agent, request } from 'undici';
 import { controllerManagerFlags } from '../../src/controllermanager/options.js';
-import { kcmBin, startApiServerProcess, waitFor, type KcmProcess } from './harness.js';
+import { freePort, kcmBin, startApiServerProcess, waitFor, type KcmProcess } from './harness.js';
 
 const runKcm = (args: string[]) => spawnSync(process.execPath, [kcmBin, ...args], { encoding: 'utf8', timeout: 20_000 });
-
-/** A port that was free a moment ago (the controller manager treats --secure-port 0 as "off", as upstream). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 interface Cm {
   child: ChildProcess;

@@ -14,6 +14,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createServer } from 'node:net';
 import { Agent, request } from 'undici';
 import { parse } from 'yaml';
 
@@ -197,24 +198,7 @@ export async function startKcm(subcommand: string, args: string[] = [], opts: St
   const caPem = Buffer.from(kc.clusters[0]!.cluster['certificate-authority-data'], 'base64').toString();
   const adminToken = kc.users[0]!.user.token;
   if (kc.clusters[0]!.cluster.server !== url) return fail(`kubeconfig server ${kc.clusters[0]!.cluster.server} is not ${url}`);
-  const dispatcher = new Agent({ connect: { ca: caPem } });
-
-  const api = async (method: string, path: string, body?: unknown) => {
-    const r = await request(`${url}${path}`, {
-      method: method as 'GET',
-      dispatcher,
-      headers: { authorization: `Bearer ${adminToken}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-      body: body !== undefined ? JSON.stringify(body) : null,
-    });
-    const text = await r.body.text();
-    let json: unknown = text;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      // not JSON (e.g. /readyz's "ok"): keep the text
-    }
-    return { status: r.statusCode, json };
-  };
+  const { api, dispatcher } = adminApi(url, caPem, adminToken);
 
   try {
     await waitFor(async () => (await api('GET', '/readyz')).status === 200, readyTimeoutMs, '/readyz to answer 200');
@@ -247,6 +231,40 @@ export async function startKcm(subcommand: string, args: string[] = [], opts: St
       if (!o.keepDataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** An authenticated request function against `url` with a bearer token (close `dispatcher` when done). */
+export function adminApi(url: string, caPem: string, token: string): { api: KcmProcess['api']; dispatcher: Agent } {
+  const dispatcher = new Agent({ connect: { ca: caPem } });
+  const api = async (method: string, path: string, body?: unknown) => {
+    const r = await request(`${url}${path}`, {
+      method: method as 'GET',
+      dispatcher,
+      headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      body: body !== undefined ? JSON.stringify(body) : null,
+    });
+    const text = await r.body.text();
+    let json: unknown = text;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      // not JSON (e.g. /readyz's "ok"): keep the text
+    }
+    return { status: r.statusCode, json };
+  };
+  return { api, dispatcher };
+}
+
+/** A loopback port that was free a moment ago. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
 }
 
 /** `kcm apiserver` in a fresh (or the given) data directory. */

@@ -15,11 +15,9 @@
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Agent, request } from 'undici';
-import { kcmBin, runKubectl, stopChild, waitFor, type KcmProcess, type KubectlOptions } from './harness.js';
+import { adminApi, freePort, kcmBin, runKubectl, stopChild, waitFor, type KcmProcess, type KubectlOptions } from './harness.js';
 
 export interface RealClusterOptions {
   /** Which controller manager runs: kcm's (default) or the real kube-controller-manager. */
@@ -39,17 +37,6 @@ export interface RealClusterOptions {
 /** True when the real binaries are configured (KCM_REAL_BIN). */
 export function realClusterConfigured(): boolean {
   return !!process.env.KCM_REAL_BIN;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 function openssl(dir: string, args: string[]): void {
@@ -179,23 +166,7 @@ export async function startRealCluster(opts: RealClusterOptions = {}): Promise<K
       'current-context': 'real',
     }),
   );
-  const dispatcher = new Agent({ connect: { ca: caPem } });
-  const api = async (method: string, path: string, body?: unknown) => {
-    const r = await request(`${url}${path}`, {
-      method: method as 'GET',
-      dispatcher,
-      headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-      body: body !== undefined ? JSON.stringify(body) : null,
-    });
-    const text = await r.body.text();
-    let json: unknown = text;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      // not JSON (/readyz's "ok")
-    }
-    return { status: r.statusCode, json };
-  };
+  const { api, dispatcher } = adminApi(url, caPem, token);
   try {
     await waitFor(async () => (await api('GET', '/readyz')).status === 200, readyTimeoutMs, 'the API server /readyz');
   } catch (e) {
