@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pod, ResourceQuota } from 'kubernetes-types/core/v1.js';
-import { quotaEvaluatorFor, groupResourcesForQuotaNames, isBestEffort, podResourceTotals } from './evaluators.js';
+import { quotaEvaluatorFor, groupResourcesForQuotaNames, isBestEffort, isIgnoredQuotaResource, podResourceTotals } from './evaluators.js';
 import { formatResourceList, prettyPrint, parseResourceList, lessThanOrEqual } from './resource-list.js';
 import { calculateQuotaUsage } from './usage.js';
 import type { KubeObject } from '../types.js';
@@ -89,6 +89,24 @@ describe('quota evaluators', () => {
     assert.deepEqual(formatResourceList(used), { configmaps: '0', pods: '2', 'requests.memory': '384Mi' });
     const scoped: ResourceQuota = { metadata: { name: 'be' }, spec: { hard: { pods: '10' }, scopes: ['BestEffort'] } };
     assert.deepEqual(formatResourceList(await calculateQuotaUsage(scoped, () => pods as KubeObject[], 0)), { pods: '0' });
+  });
+
+  it('leaves out names nothing measures: unknown names and count/ of resources not served', async () => {
+    const q: ResourceQuota = { metadata: { name: 'q' }, spec: { hard: { bogus: '1', 'count/gadgets.nowhere.io': '1', 'count/replicasets.apps': '3', 'count/events': '1' } } };
+    const used = await calculateQuotaUsage(q, (g, r) => (r === 'replicasets' ? [{ metadata: { name: 'a' } }] : g === 'nowhere.io' ? undefined : []), 0);
+    assert.deepEqual(formatResourceList(used), { 'count/replicasets.apps': '1' });
+  });
+
+  it('counts any resource on create of the object itself, and ignores events and virtual resources', () => {
+    const ev = quotaEvaluatorFor('apps', 'replicasets');
+    assert.equal(ev.handles('CREATE', ''), true);
+    assert.equal(ev.handles('UPDATE', ''), false);
+    assert.equal(quotaEvaluatorFor('', 'serviceaccounts').handles('CREATE', 'token'), false);
+    assert.deepEqual(ev.matchingResources(['count/replicasets.apps', 'pods']), ['count/replicasets.apps']);
+    assert.equal(isIgnoredQuotaResource('', 'events'), true);
+    assert.equal(isIgnoredQuotaResource('events.k8s.io', 'events'), true);
+    assert.equal(isIgnoredQuotaResource('authorization.k8s.io', 'selfsubjectaccessreviews'), true);
+    assert.equal(isIgnoredQuotaResource('apps', 'replicasets'), false);
   });
 
   it('prints and compares resource lists as upstream does', () => {

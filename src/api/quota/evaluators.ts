@@ -34,13 +34,40 @@ export function objectCountName(group: string, resource: string): string {
 
 const one = (): Quantity => newQuantity(1);
 
-/** Object-count evaluator: `count/<resource>.<group>` and, for some core kinds, a legacy name (`secrets`). */
+/**
+ * Resources quota never tracks (pkg/quota/v1/install DefaultIgnoredResources):
+ * virtual ones that are never stored, and events.
+ */
+export const IGNORED_QUOTA_RESOURCES: ReadonlyArray<{ group: string; resource: string }> = [
+  { group: '', resource: 'bindings' },
+  { group: '', resource: 'componentstatuses' },
+  { group: 'authentication.k8s.io', resource: 'tokenreviews' },
+  { group: 'authentication.k8s.io', resource: 'selfsubjectreviews' },
+  { group: 'authorization.k8s.io', resource: 'subjectaccessreviews' },
+  { group: 'authorization.k8s.io', resource: 'selfsubjectaccessreviews' },
+  { group: 'authorization.k8s.io', resource: 'localsubjectaccessreviews' },
+  { group: 'authorization.k8s.io', resource: 'selfsubjectrulesreviews' },
+  { group: '', resource: 'events' },
+  { group: 'events.k8s.io', resource: 'events' },
+];
+
+/** Whether quota ignores the resource altogether (neither admission nor the controller count it). */
+export function isIgnoredQuotaResource(group: string, resource: string): boolean {
+  return IGNORED_QUOTA_RESOURCES.some((r) => r.group === group && r.resource === resource);
+}
+
+/**
+ * Object-count evaluator (generic.NewObjectCountEvaluator), made for any
+ * resource without a specific one: `count/<resource>.<group>` and, for some
+ * core kinds, a legacy name (`secrets`). Charged on create of the object
+ * itself, never of a subresource (`serviceaccounts/token`).
+ */
 function objectCountEvaluator(group: string, resource: string, legacyName?: string): QuotaEvaluator {
   const names = [objectCountName(group, resource), ...(legacyName ? [legacyName] : [])];
   return {
     group,
     resource,
-    handles: (op) => op === 'CREATE',
+    handles: (op, sub) => op === 'CREATE' && sub === '',
     matchingResources: (input) => input.filter((n) => names.includes(n)),
     usage: () => new Map(names.map((n) => [n, one()])),
     matchesScope: () => false,
@@ -309,7 +336,11 @@ const legacyCountNames: Record<string, string> = {
   resourcequotas: 'resourcequotas',
 };
 
-/** The evaluator for a group/resource: the specific ones for pods, services and PVCs, else an object counter. */
+/**
+ * The evaluator for a group/resource: the specific ones for pods, services
+ * and PVCs, else an object counter (for every resource, custom ones
+ * included, as upstream creates one on demand).
+ */
 export function quotaEvaluatorFor(group: string, resource: string): QuotaEvaluator {
   if (group === '') {
     if (resource === 'pods') return podEvaluator;
@@ -322,12 +353,14 @@ export function quotaEvaluatorFor(group: string, resource: string): QuotaEvaluat
 
 /**
  * Which group/resources a set of quota resource names concerns: the
- * evaluators whose usage the quota needs. `count/x.y` names any resource;
- * unknown names are ignored.
+ * evaluators whose usage the quota needs. `count/x.y` names any resource
+ * (`count/<resource>` a core one); unknown names are ignored.
  */
 export function groupResourcesForQuotaNames(names: readonly string[]): { group: string; resource: string }[] {
   const out = new Map<string, { group: string; resource: string }>();
-  const put = (group: string, resource: string) => out.set(`${resource}.${group}`, { group, resource });
+  const put = (group: string, resource: string) => {
+    if (resource && !isIgnoredQuotaResource(group, resource)) out.set(`${resource}.${group}`, { group, resource });
+  };
   for (const n of names) {
     if (n.startsWith('count/')) {
       const rest = n.slice('count/'.length);

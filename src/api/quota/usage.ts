@@ -38,17 +38,22 @@ export function quotaMatches(q: ResourceQuota, ev: QuotaEvaluator, obj: KubeObje
 export type NamespaceObjects = (group: string, resource: string) => Promise<readonly KubeObject[] | undefined> | readonly KubeObject[] | undefined;
 
 /**
- * The usage of every resource in `q.spec.hard` from the given objects of its
- * namespace: zero for tracked resources with no objects.
+ * The usage of the resources in `q.spec.hard` that can be measured from the
+ * given objects of its namespace (quota.CalculateUsage): zero for a tracked
+ * resource with no objects; names no evaluator tracks, and count/ names of
+ * resources not served, are absent (the controller keeps their last
+ * observed value, as upstream).
  */
 export async function calculateQuotaUsage(q: ResourceQuota, objects: NamespaceObjects, nowMs: number): Promise<ResourceList> {
   const names = hardResourceNames(q);
-  let used: ResourceList = new Map(names.map((n) => [n, newQuantity(0)]));
+  let used: ResourceList = new Map();
   for (const gr of groupResourcesForQuotaNames(names)) {
     const ev = quotaEvaluatorFor(gr.group, gr.resource);
     const matched = ev.matchingResources(names);
     if (!matched.length) continue;
-    const items = (await objects(gr.group, gr.resource)) ?? [];
+    const items = await objects(gr.group, gr.resource);
+    if (items === undefined) continue;
+    for (const n of matched) if (!used.has(n)) used.set(n, newQuantity(0));
     for (const obj of items) {
       if (!matchesScopes(q, ev, obj)) continue;
       used = addLists(used, mask(ev.usage(obj, nowMs), matched));

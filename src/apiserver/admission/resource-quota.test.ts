@@ -116,4 +116,44 @@ describe('ResourceQuota admission', () => {
     assert.equal((await t.request('POST', `${nsPath('q6')}/pods`, pod('real'))).status, 201);
     assert.equal((await t.request('POST', `${nsPath('q6')}/pods?dryRun=All`, pod('dry2'))).status, 403);
   });
+
+  it('counts replica sets and custom resources by count/<resource>.<group>, and ignores events', async () => {
+    await namespace('q7');
+    const crd = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'gadgets.quota.example.com' },
+      spec: {
+        group: 'quota.example.com',
+        scope: 'Namespaced',
+        names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget' },
+        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+      },
+    };
+    assert.equal((await t.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd)).status, 201);
+    await t.request('POST', `${nsPath('q7')}/resourcequotas`, quota('objs', { 'count/replicasets.apps': '1', 'count/gadgets.quota.example.com': '1', 'count/events': '0' }));
+    const rs = (name: string) => ({
+      metadata: { name },
+      spec: { replicas: 0, selector: { matchLabels: { a: name } }, template: { metadata: { labels: { a: name } }, spec: { containers: [{ name: 'c', image: 'x' }] } } },
+    });
+    assert.equal((await t.request('POST', '/apis/apps/v1/namespaces/q7/replicasets', rs('a'))).status, 201);
+    const second = await t.request('POST', '/apis/apps/v1/namespaces/q7/replicasets', rs('b'));
+    assert.equal(second.status, 403);
+    assert.equal(second.body.message, 'replicasets.apps "b" is forbidden: exceeded quota: objs, requested: count/replicasets.apps=1, used: count/replicasets.apps=1, limited: count/replicasets.apps=1');
+
+    const gadget = (name: string) => ({ apiVersion: 'quota.example.com/v1', kind: 'Gadget', metadata: { name } });
+    let first: { status: number; text: string } = { status: 0, text: '' };
+    for (let i = 0; i < 150; i++) {
+      first = await t.request('POST', '/apis/quota.example.com/v1/namespaces/q7/gadgets', gadget('g1'));
+      if (first.status !== 404) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.equal(first.status, 201, first.text);
+    const g2 = await t.request('POST', '/apis/quota.example.com/v1/namespaces/q7/gadgets', gadget('g2'));
+    assert.equal(g2.status, 403, g2.text);
+    assert.match(g2.body.message, /exceeded quota: objs, requested: count\/gadgets.quota.example.com=1, used: count\/gadgets.quota.example.com=1, limited: count\/gadgets.quota.example.com=1$/);
+
+    const ev = { metadata: { name: 'e' }, involvedObject: { kind: 'Pod', name: 'p', namespace: 'q7' }, reason: 'R', message: 'm', type: 'Normal' };
+    assert.equal((await t.request('POST', `${nsPath('q7')}/events`, ev)).status, 201, 'events are never charged');
+  });
 });

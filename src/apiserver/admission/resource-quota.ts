@@ -3,7 +3,10 @@
  * past a ResourceQuota's spec.hard is refused with 403 and upstream's
  * message (`exceeded quota: q, requested: pods=1, used: pods=2, limited:
  * pods=2`); a quota on cpu/memory makes every container declare them
- * (`failed quota: q: must specify limits.cpu for: c`).
+ * (`failed quota: q: must specify limits.cpu for: c`). Every resource is at
+ * least object-counted on create (`count/replicasets.apps`,
+ * `count/widgets.example.com`), as upstream creates an object-count
+ * evaluator on demand; events and virtual resources are ignored.
  *
  * Differences from kube-apiserver, deliberate: usage is computed at
  * admission from the namespace's stored objects (so a quota works before
@@ -24,6 +27,7 @@ import {
   calculateQuotaUsage,
   hardLimits,
   hardResourceNames,
+  isIgnoredQuotaResource,
   isZeroList,
   lessThanOrEqual,
   mask,
@@ -154,6 +158,8 @@ export function newResourceQuotaAdmission(lister: ObjectLister, opts: ResourceQu
     name: 'ResourceQuota',
     async validate(a) {
       if (!a.resource.namespaced || !a.namespace || !a.object) return;
+      if (isIgnoredQuotaResource(a.resource.group, a.resource.resource)) return;
+      // Every other resource, custom ones included, is at least object-counted (count/<resource>.<group>).
       const ev = quotaEvaluatorFor(a.resource.group, a.resource.resource);
       if (!ev.handles(a.operation, a.subresource)) return;
       const quotas = ((await lister.list('', 'resourcequotas', a.namespace)) ?? []) as ResourceQuota[];

@@ -4,6 +4,8 @@
  * `kubectl rollout history` and `rollout undo` read.
  */
 import type { Logger } from '../../util/log/logger.js';
+import { atoiInt32, parseInt64 } from './go-int.js';
+import { compareByCreationTimestamp } from './replica-sets.js';
 import { maxSurge } from './rolling-math.js';
 import {
   DEPRECATED_ROLLBACK_TO_ANNOTATION,
@@ -31,33 +33,67 @@ export function skipCopyAnnotation(key: string): boolean {
   return SKIPPED_ANNOTATIONS.has(key);
 }
 
-/** Go strconv.ParseInt(s, 10, 64) for the values we meet; undefined when invalid. */
-function parseInt64(s: string | undefined): number | undefined {
-  if (s === undefined || !/^[+-]?[0-9]+$/.test(s)) return undefined;
-  const n = Number(s);
-  return Number.isSafeInteger(n) ? n : undefined;
-}
-
-/** The revision of an object (0 when missing); throws when the annotation is not an integer. */
-export function revisionOf(obj: { metadata?: { annotations?: Record<string, string> } }): number {
+/**
+ * The revision of an object (0 when missing), an int64 as upstream's
+ * Revision: a bigint, since revisions may exceed 2^53. Throws when the
+ * annotation is not an int64.
+ */
+export function revisionOf(obj: { metadata?: { annotations?: Record<string, string> } }): bigint {
   const v = obj.metadata?.annotations?.[REVISION_ANNOTATION];
-  if (v === undefined) return 0;
+  if (v === undefined) return 0n;
   const n = parseInt64(v);
-  if (n === undefined) throw new Error(`invalid revision annotation ${JSON.stringify(v)}`);
+  if (n === undefined) throw new Error(`strconv.ParseInt: parsing ${JSON.stringify(v)}: ${/^[+-]?[0-9]+$/.test(v) ? 'value out of range' : 'invalid syntax'}`);
   return n;
 }
 
-/** The highest revision among the ReplicaSets (unparsable ones are logged and skipped). */
-export function maxRevision(rss: readonly ReplicaSetObject[], log?: Logger): number {
-  let max = 0;
+/** revisionOf, or undefined (logged) when the annotation is not an int64. */
+function tryRevision(rs: ReplicaSetObject | undefined, log?: Logger): bigint | undefined {
+  if (!rs) return undefined;
+  try {
+    return revisionOf(rs);
+  } catch (err) {
+    log?.v(4).info({ replicaSet: rs.metadata?.name, err: (err as Error).message }, "couldn't parse revision for replica set, deployment controller will skip it when reconciling revisions");
+    return undefined;
+  }
+}
+
+/** The highest revision among the ReplicaSets (unparsable ones are logged and skipped) (MaxRevision). */
+export function maxRevision(rss: ReadonlyArray<ReplicaSetObject | undefined>, log?: Logger): bigint {
+  let max = 0n;
   for (const rs of rss) {
-    try {
-      max = Math.max(max, revisionOf(rs));
-    } catch (err) {
-      log?.v(4).info({ replicaSet: rs.metadata?.name, err: (err as Error).message }, "couldn't parse revision for replica set");
-    }
+    const v = tryRevision(rs, log);
+    if (v !== undefined && v > max) max = v;
   }
   return max;
+}
+
+/** The second highest revision among the ReplicaSets: the one before the current (LastRevision). */
+export function lastRevision(rss: ReadonlyArray<ReplicaSetObject | undefined>, log?: Logger): bigint {
+  let max = 0n;
+  let secMax = 0n;
+  for (const rs of rss) {
+    const v = tryRevision(rs, log);
+    if (v === undefined) continue;
+    if (v >= max) {
+      secMax = max;
+      max = v;
+    } else if (v > secMax) {
+      secMax = v;
+    }
+  }
+  return secMax;
+}
+
+/**
+ * Orders ReplicaSets by revision, oldest first; creation time (then name)
+ * breaks ties and decides when either revision is unparsable
+ * (ReplicaSetsByRevision).
+ */
+export function compareByRevision(a: ReplicaSetObject, b: ReplicaSetObject): number {
+  const ra = tryRevision(a);
+  const rb = tryRevision(b);
+  if (ra === undefined || rb === undefined || ra === rb) return compareByCreationTimestamp(a, b);
+  return ra < rb ? -1 : 1;
 }
 
 /** Copies the Deployment's annotations (except the skipped ones) to the ReplicaSet; true when any changed. */
@@ -105,9 +141,9 @@ export function maxReplicasAnnotation(rs: ReplicaSetObject): number | undefined 
   return intAnnotation(rs, MAX_REPLICAS_ANNOTATION);
 }
 
+/** getIntFromAnnotation: int32(strconv.Atoi(value)), undefined when missing or not an integer. */
 function intAnnotation(rs: ReplicaSetObject, key: string): number | undefined {
-  const n = parseInt64(rs.metadata?.annotations?.[key]);
-  return n !== undefined && n >= -2147483648 && n <= 2147483647 ? n : undefined;
+  return atoiInt32(rs.metadata?.annotations?.[key]);
 }
 
 /**
@@ -135,7 +171,7 @@ export function setNewReplicaSetAnnotations(
       log?.info({ replicaSet: rs.metadata?.name, revision: oldRevision }, 'updating replica set revision: old revision is not an integer');
       return false;
     }
-    oldRevisionInt = 0;
+    oldRevisionInt = 0n;
   }
   const newRevisionInt = parseInt64(newRevision);
   if (newRevisionInt === undefined) return false;
@@ -177,4 +213,16 @@ export function setDeploymentRevision(d: DeploymentObject, revision: string): bo
   if (ann[REVISION_ANNOTATION] === revision) return false;
   ann[REVISION_ANNOTATION] = revision;
   return true;
+}
+
+/**
+ * Gives the Deployment the annotations of the ReplicaSet it rolls back to,
+ * keeping only its own controller-managed ones (SetDeploymentAnnotationsTo).
+ */
+export function setDeploymentAnnotationsTo(d: DeploymentObject, rollbackToRS: ReplicaSetObject): void {
+  d.metadata ??= {};
+  const kept: Record<string, string> = {};
+  for (const [k, v] of Object.entries(d.metadata.annotations ?? {})) if (skipCopyAnnotation(k)) kept[k] = v;
+  for (const [k, v] of Object.entries(rollbackToRS.metadata?.annotations ?? {})) if (!skipCopyAnnotation(k)) kept[k] = v;
+  d.metadata.annotations = kept;
 }

@@ -310,4 +310,67 @@ describe('deployment controller', () => {
     assert.ok(names.includes(`web-${computeHash(d.spec!.template, 1)}`));
     await t.stop();
   });
+
+  it('gives the new replica set the adopted one\'s int64 revision plus one, beyond 2^53', async () => {
+    const t = newTestContext();
+    // What the RollingUpdateDeployment conformance test does: an orphan with a huge revision.
+    t.fake.seed(GVR.replicaSets, {
+      metadata: { name: 'web-old', namespace: 'default', labels: { app: 'web' }, annotations: { [REVISION_ANNOTATION]: '3546343826724305832' } },
+      spec: { replicas: 1, selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'httpd:2' }] } } },
+      status: { replicas: 1, availableReplicas: 1 },
+    });
+    t.fake.seed(GVR.deployments, newDeployment({ replicas: 1 }));
+    const c = newDeploymentController(t.ctx);
+    await t.start();
+    await c.sync('default/web');
+    await t.settle();
+    const rss = t.fake.storedList<ReplicaSetObject>(GVR.replicaSets, 'default');
+    const created = rss.find((rs) => rs.metadata?.name !== 'web-old')!;
+    assert.equal(created.metadata?.annotations?.[REVISION_ANNOTATION], '3546343826724305833');
+    assert.equal(rss.find((rs) => rs.metadata?.name === 'web-old')!.metadata?.ownerReferences?.[0]?.kind, 'Deployment', 'adopted');
+    // The fake's status writes keep only status: read the revision off the written object.
+    const statusWrites = t.fake.actions().filter((a) => a.resource === 'deployments' && a.subresource === 'status');
+    assert.equal((statusWrites.at(-1)?.object as DeploymentObject | undefined)?.metadata?.annotations?.[REVISION_ANNOTATION], '3546343826724305833');
+    await t.stop();
+  });
+
+  it('rolls back to the previous revision on deprecated.deployment.rollback.to and clears the request', async () => {
+    const e = await env({ replicas: 1, maxSurge: 1, maxUnavailable: 0 });
+    await e.sync();
+    await e.settleRS();
+    await e.update((d) => {
+      d.spec!.template!.spec!.containers[0]!.image = 'nginx:2';
+      d.metadata!.annotations = { ...d.metadata!.annotations, 'kubernetes.io/change-cause': 'v2' };
+    });
+    for (let i = 0; i < 4; i++) {
+      await e.sync();
+      await e.settleRS();
+    }
+    await e.update((d) => (d.metadata!.annotations = { ...d.metadata!.annotations, 'deprecated.deployment.rollback.to': '0' }));
+    await e.sync();
+    const d = e.d();
+    assert.equal(d.spec?.template?.spec?.containers[0]?.image, 'nginx:1');
+    assert.equal(d.spec?.template?.metadata?.labels?.['pod-template-hash'], undefined);
+    assert.equal(d.metadata?.annotations?.['deprecated.deployment.rollback.to'], undefined);
+    assert.equal(d.metadata?.annotations?.['kubernetes.io/change-cause'], undefined, 'annotations come from the replica set rolled back to');
+    assert.ok(e.t.events().includes('Normal DeploymentRollback Rolled back deployment "web" to revision 1'), e.t.events().join('\n'));
+    for (let i = 0; i < 4; i++) {
+      await e.sync();
+      await e.settleRS();
+    }
+    const first = e.rss().find((rs) => rs.spec?.template?.spec?.containers[0]?.image === 'nginx:1')!;
+    assert.equal(first.metadata?.annotations?.[REVISION_ANNOTATION], '3');
+    assert.equal(first.spec?.replicas, 1);
+    await e.t.stop();
+  });
+
+  it('gives up a rollback to a revision that does not exist with a warning', async () => {
+    const e = await env({ replicas: 1 });
+    await e.sync();
+    await e.update((d) => (d.metadata!.annotations = { ...d.metadata!.annotations, 'deprecated.deployment.rollback.to': '9223372036854775807' }));
+    await e.sync();
+    assert.equal(e.d().metadata?.annotations?.['deprecated.deployment.rollback.to'], undefined);
+    assert.ok(e.t.events().includes('Warning DeploymentRollbackRevisionNotFound Unable to find the revision to rollback to.'), e.t.events().join('\n'));
+    await e.t.stop();
+  });
 });

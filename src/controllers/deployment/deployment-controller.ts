@@ -4,9 +4,10 @@
  * pods from the old ones to the new one by the Deployment's strategy.
  *
  * A sync, in order: adopt / release ReplicaSets; a Deployment being deleted
- * only gets its status; paused ones and spec.replicas changes are scaled
- * (proportionally during a rollout); otherwise Recreate or RollingUpdate
- * takes one step. Registered as `deployment-controller`
+ * only gets its status; paused ones are scaled; a
+ * `deprecated.deployment.rollback.to` request is served; spec.replicas
+ * changes are scaled (proportionally during a rollout); otherwise Recreate
+ * or RollingUpdate takes one step. Registered as `deployment-controller`
  * (--concurrent-deployment-syncs, default 5).
  */
 import type { LabelSelector } from 'kubernetes-types/meta/v1.js';
@@ -25,6 +26,7 @@ import type { Clock } from '../../util/clock/clock.js';
 import type { Logger } from '../../util/log/logger.js';
 import type { ControllerContext, ControllerDescriptor } from '../types.js';
 import { rolloutRecreate } from './recreate.js';
+import { getRollbackTo, rollback } from './rollback.js';
 import { rolloutRolling } from './rolling.js';
 import type { PodMap, SyncContext } from './sync-context.js';
 import { DEPLOYMENT_GVK, checkPausedConditions, isScalingEvent, syncScaleOrPaused, syncStatusOnly } from './sync.js';
@@ -255,6 +257,11 @@ class DeploymentControllerImpl implements DeploymentController {
     await checkPausedConditions(this.sc, d);
     if (d.spec?.paused) {
       await syncScaleOrPaused(this.sc, d, rsList);
+      return;
+    }
+    // Rollback is not re-entrant: nothing else happens until the request is cleared.
+    if (getRollbackTo(d) !== undefined) {
+      await rollback(this.sc, d, rsList);
       return;
     }
     if (await isScalingEvent(this.sc, d, rsList)) {

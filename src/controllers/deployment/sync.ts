@@ -8,10 +8,10 @@ import { isAlreadyExists, isNotFound, isStatusError } from '../../client/errors.
 import { newControllerRef } from '../../controller/controller-ref-manager.js';
 import { computeHash } from '../../controller/hash.js';
 import {
+  compareByRevision,
   desiredReplicasAnnotation,
   maxRevision,
   replicasAnnotationsNeedUpdate,
-  revisionOf,
   setDeploymentRevision,
   setNewReplicaSetAnnotations,
   setReplicasAnnotations,
@@ -24,9 +24,9 @@ import {
   newDeploymentCondition,
   setDeploymentCondition,
 } from './conditions.js';
+import { addInt64 } from './go-int.js';
 import { proportionalScale } from './proportional.js';
 import {
-  compareByCreationTimestamp,
   dropNulls,
   filterActiveReplicaSets,
   findActiveOrLatest,
@@ -51,6 +51,7 @@ import {
   PAUSED_DEPLOY_REASON,
   POD_TEMPLATE_HASH_LABEL,
   RESUMED_DEPLOY_REASON,
+  REVISION_ANNOTATION,
   TIMED_OUT_REASON,
   type DeploymentObject,
   type ReplicaSetObject,
@@ -88,7 +89,8 @@ async function getNewReplicaSet(
   create: boolean,
 ): Promise<ReplicaSetObject | undefined> {
   const existing = findNewReplicaSet(d, rsList);
-  const newRevision = String(maxRevision(oldRSs, sc.log) + 1);
+  // int64 arithmetic: revisions may exceed 2^53 (an adopted ReplicaSet can carry any value).
+  const newRevision = String(addInt64(maxRevision(oldRSs, sc.log), 1n));
   const ns = d.metadata?.namespace ?? '';
 
   if (existing) {
@@ -103,7 +105,7 @@ async function getNewReplicaSet(
       if (i >= 0) rsList[i] = updated;
       return updated;
     }
-    let needsUpdate = setDeploymentRevision(d, rsCopy.metadata?.annotations?.['deployment.kubernetes.io/revision'] ?? '');
+    let needsUpdate = setDeploymentRevision(d, rsCopy.metadata?.annotations?.[REVISION_ANNOTATION] ?? '');
     const cond = getDeploymentCondition(d.status, DEPLOYMENT_PROGRESSING);
     if (hasProgressDeadline(d) && !cond) {
       const msg = `Found new replica set "${rsCopy.metadata?.name ?? ''}"`;
@@ -267,11 +269,7 @@ export async function cleanupDeployment(sc: SyncContext, oldRSs: ReplicaSetObjec
   const cleanable = oldRSs.filter((rs) => !rs.metadata?.deletionTimestamp);
   const diff = cleanable.length - (d.spec?.revisionHistoryLimit ?? 0);
   if (diff <= 0) return;
-  cleanable.sort((a, b) => {
-    const ra = safeRevision(a);
-    const rb = safeRevision(b);
-    return ra !== rb ? ra - rb : compareByCreationTimestamp(a, b);
-  });
+  cleanable.sort(compareByRevision);
   sc.log.v(4).info({ deployment: `${d.metadata?.namespace}/${d.metadata?.name}`, count: diff }, 'looking to cleanup old replica sets');
   for (const rs of cleanable.slice(0, diff)) {
     if ((rs.status?.replicas ?? 0) !== 0 || specReplicas(rs) !== 0 || (rs.metadata?.generation ?? 0) > (rs.status?.observedGeneration ?? 0)) continue;
@@ -282,14 +280,6 @@ export async function cleanupDeployment(sc: SyncContext, oldRSs: ReplicaSetObjec
       // Stop at the first failure rather than hammering the API server.
       if (!isNotFound(err)) throw err;
     }
-  }
-}
-
-function safeRevision(rs: ReplicaSetObject): number {
-  try {
-    return revisionOf(rs);
-  } catch {
-    return 0;
   }
 }
 

@@ -5,7 +5,8 @@ import type { Kube } from '../../tools/cache/factory.js';
 import { GVR } from '../../api/gvr.js';
 import { setLogOutput } from '../../util/log/logger.js';
 import { newTestContext, until } from '../garbagecollector/test-support.js';
-import { descriptor, newResourceQuotaController, DEFAULT_RESOURCE_QUOTA_SYNC_PERIOD_MS } from './resourcequota-controller.js';
+import { descriptor, newResourceQuotaController, DEFAULT_RESOURCE_QUOTA_SYNC_PERIOD_MS, QUOTA_DISCOVERY_PERIOD_MS } from './resourcequota-controller.js';
+import { res } from '../garbagecollector/test-support.js';
 
 const pod = (name: string, cpu?: string, phase = 'Running') => ({
   apiVersion: 'v1',
@@ -93,5 +94,80 @@ describe('resource quota controller', () => {
     await until(() => status(t)?.used?.pods === '0', 'resynced');
     await t.close();
     await run;
+  });
+
+  it('captures the life of a replica set in count/replicasets.apps (0, 1, 0), from discovery', async () => {
+    const { t, c } = await setup((t) => {
+      t.fake.seed(GVR.resourceQuotas, quota({ 'count/replicasets.apps': '5', resourcequotas: '1' }));
+    });
+    await c.resyncMonitors(t.stop.signal);
+    assert.ok(c.monitored().includes('apps/replicasets'));
+    assert.ok(c.monitored().includes('example.com/widgets'), 'custom resources are counted too');
+    assert.ok(!c.monitored().includes('/events'), 'events are ignored');
+    assert.ok(!c.monitored().includes('/nodes'), 'only namespaced resources');
+    await until(() => t.ctx.informers.forResourceMetadata(GVR.replicaSets).hasSynced(), 'monitor synced');
+    const drain = async () => {
+      while (c.worker.queue.len() > 0) {
+        const k = (await c.worker.queue.get())!;
+        await c.syncQuota(k);
+        c.worker.queue.done(k);
+      }
+    };
+    await drain();
+    assert.deepEqual(status(t)?.used, { 'count/replicasets.apps': '0', resourcequotas: '1' });
+    const rs = t.fake.resource(GVR.replicaSets).namespace('ns');
+    await rs.create({ metadata: { name: 'r' }, spec: { selector: { matchLabels: { a: 'b' } }, template: {} } });
+    await until(() => c.worker.queue.len() === 1, 'enqueued on add');
+    await drain();
+    assert.equal(status(t)?.used?.['count/replicasets.apps'], '1');
+    await rs.delete('r');
+    await until(() => c.worker.queue.len() === 1, 'enqueued on delete');
+    await drain();
+    assert.equal(status(t)?.used?.['count/replicasets.apps'], '0');
+    await t.close();
+  });
+
+  it('counts a custom resource served after start once discovery is re-read', async () => {
+    const { t, c } = await setup((t) => {
+      t.fake.seed(GVR.resourceQuotas, quota({ 'count/gadgets.other.io': '2' }));
+    });
+    const gadgets = { group: 'other.io', version: 'v1', resource: 'gadgets' };
+    await c.syncQuota('ns/q');
+    assert.deepEqual(status(t)?.used, {}, 'a resource not served is not measured');
+    t.discovery.lists.push({ groupVersion: 'other.io/v1', resources: [res('gadgets', 'Gadget')] });
+    const run = c.run(1, t.stop.signal);
+    await t.clock.advance(QUOTA_DISCOVERY_PERIOD_MS);
+    await until(() => c.monitored().includes('other.io/gadgets'), 'monitored');
+    await t.fake.resource(gadgets).namespace('ns').create({ apiVersion: 'other.io/v1', kind: 'Gadget', metadata: { name: 'g' } });
+    await until(() => status(t)?.used?.['count/gadgets.other.io'] === '1', 'counted');
+    await t.close();
+    await run;
+  });
+
+  it('does not resync a quota for objects it does not track', async () => {
+    const { t, c } = await setup((t) => {
+      t.fake.seed(GVR.resourceQuotas, quota({ configmaps: '5' }));
+    });
+    await c.syncQuota('ns/q');
+    c.worker.queue.done((await c.worker.queue.get())!);
+    await t.fake.resource(GVR.pods).namespace('ns').create(pod('p'));
+    await t.fake.resource(GVR.secrets).namespace('ns').create({ metadata: { name: 's' } });
+    await until(() => t.ctx.informers.secrets().getStore().list().length === 1, 'seen');
+    assert.equal(c.worker.queue.len(), 0);
+    await t.close();
+  });
+
+  it('resyncs the other quotas of a namespace counting resourcequotas when one is created', async () => {
+    const { t, c } = await setup((t) => {
+      t.fake.seed(GVR.resourceQuotas, quota({ resourcequotas: '5' }));
+    });
+    await c.syncQuota('ns/q');
+    assert.deepEqual(status(t)?.used, { resourcequotas: '1' });
+    c.worker.queue.done((await c.worker.queue.get())!);
+    await t.fake.resource(GVR.resourceQuotas).namespace('ns').create({ metadata: { name: 'other' }, spec: { hard: { pods: '1' } } });
+    await until(() => c.worker.queue.len() === 2, 'both enqueued');
+    await c.syncQuota('ns/q');
+    assert.deepEqual(status(t)?.used, { resourcequotas: '2' });
+    await t.close();
   });
 });
