@@ -1,30 +1,65 @@
 /**
- * Content negotiation and response writing. Responses are JSON; the Accept
- * header may ask for a metadata-only (`as=PartialObjectMetadata[List]`) or
- * Table (`as=Table`) rendering, both in meta.k8s.io/v1. Unknown alternatives
- * (protobuf, aggregated discovery) fall through to plain JSON.
+ * Content negotiation and response writing. Negotiation follows
+ * kube-apiserver (protobuf/negotiate.ts): JSON by default; protobuf
+ * (`application/vnd.kubernetes.protobuf`) for built-in kinds when the Accept
+ * header prefers it; a metadata-only (`as=PartialObjectMetadata[List]`) or
+ * Table (`as=Table`, JSON only) rendering in meta.k8s.io/v1; 406 when
+ * nothing acceptable is left. Errors (Status) are protobuf too when the
+ * client prefers protobuf.
  */
 import type { ServerResponse } from 'node:http';
 import type { Status } from '../api/types.js';
-import { badRequest } from './status.js';
+import { apiVersionOf } from '../api/types.js';
+import { newStatus } from '../client/errors.js';
+import { badRequest, StatusError } from './status.js';
 import type { IncludeObject } from './table.js';
+import type { RequestScope } from './context.js';
+import type { ServedResource } from './resources.js';
+import { stringifyAsGo } from './go-json.js';
+import { encodeKubernetesProtobuf, messageNameFor, protobufMediaType } from './protobuf/envelope.js';
+import { negotiateMedia, notAcceptableMessage, type MediaChoice, type Rendering } from './protobuf/negotiate.js';
 
-export type Rendering = 'object' | 'metadata' | 'table';
+export type { Rendering };
 
+/** The rendering the Accept header asks for, assuming a built-in kind (the handlers refine it with negotiateResponse). */
 export function negotiate(accept: string | undefined): Rendering {
-  if (!accept) return 'object';
-  for (const alt of accept.split(',')) {
-    const [type, ...params] = alt.split(';').map((s) => s.trim());
-    if (type !== 'application/json' && type !== '*/*' && type !== 'application/*') continue;
-    const p = new Map(params.map((x) => { const i = x.indexOf('='); return [x.slice(0, i).trim(), x.slice(i + 1).trim()] as [string, string]; }));
-    const as = p.get('as');
-    if (!as) return 'object';
-    if (p.get('g') !== 'meta.k8s.io') continue;
-    if (p.get('v') && p.get('v') !== 'v1' && p.get('v') !== 'v1beta1') continue;
-    if (as === 'Table') return 'table';
-    if (as === 'PartialObjectMetadata' || as === 'PartialObjectMetadataList') return 'metadata';
+  return negotiateMedia(accept, { protobuf: true })?.rendering ?? 'object';
+}
+
+const negotiated = new WeakMap<RequestScope, MediaChoice>();
+
+/**
+ * Negotiates the response of a resource request and sets `s.rendering`;
+ * throws 406 NotAcceptable when the Accept header leaves nothing this
+ * endpoint can send. Handlers call it before acting, as upstream does.
+ */
+export function negotiateResponse(s: RequestScope, stream = false): MediaChoice {
+  let c = negotiated.get(s);
+  if (c) return c;
+  c = negotiateMedia(s.req.headers.accept, { protobuf: servesProtobuf(s.r), stream });
+  if (!c) throw new StatusError(newStatus(406, 'NotAcceptable', notAcceptableMessage(stream)));
+  negotiated.set(s, c);
+  s.rendering = c.rendering;
+  return c;
+}
+
+/** Custom resources are never protobuf; built-in kinds are when the schema has their message. */
+function servesProtobuf(r: ServedResource): boolean {
+  return !r.customResource && messageNameFor(apiVersionOf(r.group, r.version), r.kind) !== undefined;
+}
+
+/** Writes an object, list or Status in the negotiated encoding (JSON for kinds without a protobuf message). */
+export function writeObject(s: RequestScope, code: number, body: unknown): void {
+  if (negotiateResponse(s).encoding === 'protobuf') {
+    const bytes = encodeKubernetesProtobuf(body);
+    if (bytes) return writeProtobuf(s.res, code, bytes);
   }
-  return 'object';
+  writeJson(s.res, code, body);
+}
+
+export function writeProtobuf(res: ServerResponse, code: number, bytes: Uint8Array): void {
+  res.writeHead(code, { 'Content-Type': protobufMediaType, 'Content-Length': bytes.length, 'Cache-Control': 'no-cache, private' });
+  res.end(bytes);
 }
 
 export function includeObjectParam(q: URLSearchParams): IncludeObject {
@@ -35,15 +70,21 @@ export function includeObjectParam(q: URLSearchParams): IncludeObject {
 }
 
 export function writeJson(res: ServerResponse, code: number, body: unknown): void {
-  const text = JSON.stringify(body);
+  const text = stringifyAsGo(body);
   res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-cache, private' });
   res.end(text);
 }
 
+/** Writes an error; protobuf when the request's Accept header prefers it (no transformation), else JSON. */
 export function writeStatus(res: ServerResponse, status: Status): void {
   if (res.headersSent) {
     res.end();
     return;
+  }
+  const accept = (res as { req?: { headers?: { accept?: string } } }).req?.headers?.accept;
+  if (accept?.includes('protobuf') && negotiateMedia(accept, { protobuf: true, noTransform: true })?.encoding === 'protobuf') {
+    const bytes = encodeKubernetesProtobuf({ ...status, apiVersion: 'v1', kind: 'Status' });
+    if (bytes) return writeProtobuf(res, status.code ?? 500, bytes);
   }
   writeJson(res, status.code ?? 500, status);
 }

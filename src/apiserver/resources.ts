@@ -5,6 +5,7 @@
  */
 import { builtinResources, groupVersions, type ResourceInfo } from '../api/registry.js';
 import { strategyFor, type Strategy } from './registry/strategy.js';
+import type { KubeObject } from '../api/types.js';
 
 export interface SubresourceInfo {
   name: string;
@@ -37,6 +38,20 @@ export interface ServedResource {
   customResource?: boolean;
   /** For custom resources: this is the CRD's storage version. */
   storageVersion?: boolean;
+  /**
+   * Applied to a private copy of every object read from storage before it is
+   * served (get, list, watch, and the old object of an update). Custom
+   * resources prune and default there, as apiextensions-apiserver does when
+   * decoding from etcd, so a default added to a CRD later shows on reads.
+   */
+  decode?(obj: KubeObject): void;
+  /**
+   * Custom resources: the fields of `obj` (outside apiVersion, kind and
+   * metadata) their structural schema does not know, as pruning reports
+   * them (`spec.foo`, `spec.list[0].bar`), sorted. Field validation and
+   * server-side apply use it instead of the published OpenAPI.
+   */
+  unknownFields?(obj: KubeObject): string[];
 }
 
 const returnDeleted = new Set(['/pods', '/services', '/namespaces']);

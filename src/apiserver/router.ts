@@ -23,6 +23,7 @@ import { handleComponentStatuses } from './componentstatus.js';
 import { createOpenApiHandler, type OpenApiHandler, type SwaggerFragment } from './openapi/index.js';
 import { aggregatedDiscovery, wantsAggregatedDiscovery } from './discovery.js';
 import { registerBuiltinTables } from './tables/index.js';
+import { stringifyAsGo } from './go-json.js';
 
 registerBuiltinTables();
 
@@ -154,7 +155,7 @@ async function nonResource(server: ServerContext, checks: () => HealthCheck[], m
 }
 
 function writeAggregated(res: ServerResponse, version: string, body: object): void {
-  const text = JSON.stringify(body);
+  const text = stringifyAsGo(body);
   res.writeHead(200, {
     'Content-Type': `application/json;g=apidiscovery.k8s.io;v=${version};as=APIGroupDiscoveryList`,
     'Content-Length': Buffer.byteLength(text),

@@ -70,9 +70,10 @@ export function meta(obj: KubeObject): MutableMeta {
   return obj.metadata as MutableMeta;
 }
 
-/** The object as served at `r`'s group/version. Returns a copy. */
+/** The object as served at `r`'s group/version (decoded as read from storage: r.decode). Returns a copy. */
 export function present(r: ServedResource, obj: KubeObject): KubeObject {
   const out = structuredClone(obj);
+  r.decode?.(out);
   out.apiVersion = apiVersionOf(r.group, r.version);
   out.kind = r.kind;
   return out;

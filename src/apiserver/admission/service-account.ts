@@ -1,6 +1,9 @@
 /**
  * ServiceAccount admission for pods: defaults serviceAccountName to
- * `default`, refuses pods whose service account does not exist, and mounts
+ * `default`, refuses pods whose service account does not exist (after
+ * upstream's retries: the `default` account is looked up 10 times, 100-200 ms
+ * apart, since the serviceaccount controller creates it just after the
+ * namespace), and mounts
  * the projected `kube-api-access-<5>` token volume into every container at
  * /var/run/secrets/kubernetes.io/serviceaccount unless automount is off
  * (pod field first, then the service account's).
@@ -9,12 +12,43 @@ import type { Pod, Volume, VolumeMount } from 'kubernetes-types/core/v1.js';
 import { generateName } from '../../api/names.js';
 import type { AdmissionPlugin, ObjectReader } from './admission.js';
 import { forbidden } from '../status.js';
+import { realClock, type Clock } from '../../util/clock/clock.js';
 
 export const serviceAccountMountPath = '/var/run/secrets/kubernetes.io/serviceaccount';
 const mirrorPodAnnotation = 'kubernetes.io/config.mirror';
 
-export function newServiceAccountAdmission(reader: ObjectReader, opts: { generateName?: (base: string) => string } = {}): AdmissionPlugin {
+/** How often getServiceAccount looks up the `default` service account (other names: once). */
+export const defaultServiceAccountAttempts = 10;
+
+export interface ServiceAccountAdmissionOptions {
+  generateName?: (base: string) => string;
+  /** Sleeps between lookups (default: the real clock). */
+  clock?: Pick<Clock, 'sleep'>;
+  /** The pause between lookups in ms; default random in [100, 200) as upstream, drawn once per lookup. */
+  retryInterval?: () => number;
+}
+
+export function newServiceAccountAdmission(reader: ObjectReader, opts: ServiceAccountAdmissionOptions = {}): AdmissionPlugin {
   const gen = opts.generateName ?? generateName;
+  const clock = opts.clock ?? realClock;
+  const retryInterval = opts.retryInterval ?? (() => 100 + Math.floor(Math.random() * 100));
+
+  /**
+   * getServiceAccount: our reader reads storage, so every attempt is the live
+   * lookup upstream falls back to after a cache miss. Bounded: at most
+   * 9 pauses of under 200 ms.
+   */
+  async function getServiceAccount(namespace: string, name: string) {
+    const attempts = name === 'default' ? defaultServiceAccountAttempts : 1;
+    const interval = retryInterval();
+    for (let i = 0; i < attempts; i++) {
+      if (i !== 0) await clock.sleep(interval);
+      const sa = await reader.get('', 'serviceaccounts', namespace, name);
+      if (sa) return sa;
+    }
+    return undefined;
+  }
+
   return {
     name: 'ServiceAccount',
     async admit(a) {
@@ -24,7 +58,7 @@ export function newServiceAccountAdmission(reader: ObjectReader, opts: { generat
       pod.spec ??= { containers: [] };
       const spec = pod.spec;
       if (!spec.serviceAccountName) spec.serviceAccountName = 'default';
-      const sa = await reader.get('', 'serviceaccounts', a.namespace, spec.serviceAccountName);
+      const sa = await getServiceAccount(a.namespace, spec.serviceAccountName);
       if (!sa) {
         throw forbidden(a.resource, a.name, `error looking up service account ${a.namespace}/${spec.serviceAccountName}: serviceaccount "${spec.serviceAccountName}" not found`);
       }

@@ -7,7 +7,10 @@
  *
  * All versions share one storage key space (`/registry/<group>/<plural>/`);
  * conversion is `None`: objects are served at the requested version with
- * only apiVersion rewritten.
+ * only apiVersion rewritten. Objects read from storage are pruned and
+ * defaulted with the storage version's schema (ServedResource.decode), as
+ * upstream's storage decoder does: a default added to a CRD later shows on
+ * the next read, without a write.
  */
 import type { CustomResourceDefinition, CustomResourceDefinitionVersion, CustomResourceColumnDefinition } from 'kubernetes-types/apiextensions/v1.js';
 import type { Scale } from 'kubernetes-types/autoscaling/v1.js';
@@ -40,6 +43,17 @@ export function pruneAndDefault(obj: KubeObject, schema: Schema | undefined): vo
   if (!schema) return;
   prune(obj, schema);
   applyDefaults(obj, schema);
+}
+
+/**
+ * The fields of a custom resource its schema does not know (outside
+ * apiVersion, kind and metadata): what pruning would drop, as dotted paths
+ * with list indexes, sorted as upstream's PruneWithOptions returns them.
+ * These are the `unknown field "spec.foo"` of strict decoding.
+ */
+export function unknownCustomResourceFields(obj: KubeObject, schema: Schema | undefined): string[] {
+  if (!schema) return [];
+  return prune(structuredClone(obj), schema).sort();
 }
 
 /** Schema errors of a custom resource; metadata, apiVersion and kind are checked elsewhere. */
@@ -169,6 +183,10 @@ export function servedResourcesOf(crd: CustomResourceDefinition): ServedResource
   if (!spec) return [];
   const names = crd.status?.acceptedNames?.plural ? crd.status.acceptedNames : spec.names;
   const storage = storageVersionOf(crd);
+  // Objects are stored at the storage version: reading them prunes and defaults with its schema.
+  const storageVersion = (spec.versions ?? []).find((v) => v.name === storage);
+  const storageSchema = storageVersion ? schemaOf(storageVersion) : undefined;
+  const decode = storageSchema ? (obj: KubeObject) => pruneAndDefault(obj, storageSchema) : undefined;
   const out: ServedResource[] = [];
   for (const v of spec.versions ?? []) {
     if (!v.served) continue;
@@ -176,6 +194,7 @@ export function servedResourcesOf(crd: CustomResourceDefinition): ServedResource
     if (v.subresources?.status) subresources.set('status', { name: 'status', kind: names.kind, group: spec.group, version: v.name, verbs: statusVerbs });
     if (v.subresources?.scale) subresources.set('scale', { name: 'scale', kind: 'Scale', group: 'autoscaling', version: 'v1', verbs: statusVerbs });
     const strategy = customResourceStrategy({ ...crd, spec: { ...spec, names } }, v);
+    const schema = schemaOf(v);
     out.push({
       group: spec.group,
       version: v.name,
@@ -194,6 +213,8 @@ export function servedResourcesOf(crd: CustomResourceDefinition): ServedResource
       virtual: false,
       customResource: true,
       storageVersion: v.name === storage,
+      ...(decode ? { decode } : {}),
+      ...(schema ? { unknownFields: (obj: KubeObject) => unknownCustomResourceFields(obj, schema) } : {}),
     });
   }
   return out;

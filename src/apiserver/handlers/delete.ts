@@ -5,7 +5,7 @@
  */
 import type { RequestScope } from '../context.js';
 import { apiVersionOf } from '../../api/types.js';
-import { writeJson } from '../output.js';
+import { negotiateResponse, writeObject } from '../output.js';
 import { readJsonBody } from './decode.js';
 import { deleteObject, parseDeleteOptions, type DeleteRequest } from '../deletion.js';
 import { deleteNamespace } from '../namespaces.js';
@@ -19,14 +19,16 @@ function isNamespaces(s: RequestScope): boolean {
 
 export async function handleDelete(s: RequestScope): Promise<void> {
   if (!s.r.verbs.includes('delete')) throw methodNotAllowed('delete', s.r);
+  negotiateResponse(s);
   const req = parseDeleteOptions(await readJsonBody(s), s.query, s.user);
   const result = isNamespaces(s) ? await deleteNamespace(s.server, s.r, s.name, req) : await deleteObject(s.server.store, s.r, s.namespace, s.name, req);
   const code = !result.deleted && req.orphanDependents === false ? 202 : 200;
-  writeJson(s.res, code, result.body);
+  writeObject(s, code, result.body);
 }
 
 export async function handleDeleteCollection(s: RequestScope): Promise<void> {
   if (!s.r.verbs.includes('deletecollection')) throw methodNotAllowed('deletecollection', s.r);
+  negotiateResponse(s);
   const req: DeleteRequest = parseDeleteOptions(await readJsonBody(s), s.query, s.user);
   const page = await readList(s, { paginate: false });
   const items = [];
@@ -42,5 +44,5 @@ export async function handleDeleteCollection(s: RequestScope): Promise<void> {
       throw err;
     }
   }
-  writeJson(s.res, 200, { kind: s.r.listKind, apiVersion: apiVersionOf(s.r.group, s.r.version), metadata: { resourceVersion: String(s.server.storage.currentRevision()) }, items });
+  writeObject(s, 200, { kind: s.r.listKind, apiVersion: apiVersionOf(s.r.group, s.r.version), metadata: { resourceVersion: String(s.server.storage.currentRevision()) }, items });
 }

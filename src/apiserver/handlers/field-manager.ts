@@ -24,12 +24,31 @@ export function fieldManagerOf(s: RequestScope): string {
 
 /**
  * Validates `obj`'s fields per the request's `fieldValidation` (Strict
- * throws 400; Warn adds Warning headers; both Warn and Ignore prune unknown
- * fields of built-in kinds from `obj`).
+ * throws: a create/update body's 400 unless `strictError` says otherwise;
+ * Warn adds Warning headers; both Warn and Ignore prune unknown fields of
+ * built-in kinds from `obj`). Custom resources are checked against their
+ * structural schema (ServedResource.unknownFields).
  */
-export function checkFields(s: RequestScope, obj: KubeObject, jsonText?: string, mode: FieldValidation = fieldValidationOf(s.query)): void {
+export function checkFields(
+  s: RequestScope,
+  obj: KubeObject,
+  jsonText?: string,
+  mode: FieldValidation = fieldValidationOf(s.query),
+  strictError?: (problems: string[]) => Error,
+): void {
   const gvk = { group: s.r.group, version: s.r.version, kind: s.r.kind };
-  const warnings = validateFields({ doc: openApiOf(s.server).swagger(), gvk, obj, jsonText, mode, prune: !s.r.customResource, typed: !s.r.customResource });
+  const unknownFieldsOf = s.r.unknownFields ? (o: KubeObject) => s.r.unknownFields!(o) : undefined;
+  const warnings = validateFields({
+    doc: openApiOf(s.server).swagger(),
+    gvk,
+    obj,
+    jsonText,
+    mode,
+    prune: !s.r.customResource,
+    typed: !s.r.customResource,
+    ...(unknownFieldsOf ? { unknownFieldsOf } : {}),
+    ...(strictError ? { strictError } : {}),
+  });
   addWarnings(s.res, warnings);
 }
 

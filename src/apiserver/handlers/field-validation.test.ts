@@ -32,7 +32,7 @@ describe('field validation and managedFields on writes', () => {
     const res = await t.request('POST', `${deploys}?fieldValidation=Strict`, body);
     assert.equal(res.status, 400, res.text);
     assert.equal(res.body.reason, 'BadRequest');
-    assert.equal(res.body.message, 'strict decoding error: unknown field "spec.template.spec.containers[0].bar", unknown field "spec.foo", duplicate field "spec.replicas"');
+    assert.equal(res.body.message, 'Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: unknown field "spec.template.spec.containers[0].bar", unknown field "spec.foo", duplicate field "spec.replicas"');
   });
 
   it('refuses values of the wrong JSON type with Go\'s decoding error, whatever the validation mode', async () => {
@@ -74,10 +74,25 @@ describe('field validation and managedFields on writes', () => {
     assert.equal(res.status, 400);
   });
 
-  it('checks the patched object of a strategic merge patch', async () => {
+  it('checks the patched object of a strategic merge patch, refusing it as upstream\'s patch Invalid', async () => {
     const res = await t.request('PATCH', `${deploys}/warn?fieldValidation=Strict`, { spec: { template: { spec: { containers: [{ name: 'c', imagee: 'x' }] } } } }, { 'Content-Type': 'application/strategic-merge-patch+json' });
-    assert.equal(res.status, 400);
-    assert.equal(res.body.message, 'strict decoding error: unknown field "spec.template.spec.containers[0].imagee"');
+    assert.equal(res.status, 422, res.text);
+    assert.equal(res.body.reason, 'Invalid');
+    const body = 'Invalid value: "map[spec:map[template:map[spec:map[containers:[map[imagee:x name:c]]]]]]": strict decoding error: unknown field "spec.template.spec.containers[0].imagee"';
+    assert.equal(res.body.message, ` "" is invalid: patch: ${body}`);
+    assert.deepEqual(res.body.details, { causes: [{ reason: 'FieldValueInvalid', message: body, field: 'patch' }] });
+  });
+
+  it('shows the patched object, keys sorted, in the error of a merge patch', async () => {
+    const res = await t.request('PATCH', `${deploys}/warn?fieldValidation=Strict`, { spec: { paused: false, foo: '<x>' } }, { 'Content-Type': 'application/merge-patch+json' });
+    assert.equal(res.status, 422, res.text);
+    const m = /^ "" is invalid: patch: Invalid value: (".*"): strict decoding error: unknown field "spec.foo"$/.exec(res.body.message);
+    assert.ok(m, res.body.message);
+    const json = JSON.parse(m[1]!) as string;
+    assert.match(json, /^\{"apiVersion":"apps\/v1","kind":"Deployment","metadata":\{/);
+    assert.ok(json.includes('"foo":"\\u003cx\\u003e"'), 'Go escapes <, > and &');
+    const parsed = JSON.parse(json);
+    assert.deepEqual(Object.keys(parsed.spec), [...Object.keys(parsed.spec)].sort());
   });
 
   it('records managedFields for the creating and the patching manager', async () => {
@@ -201,7 +216,7 @@ describe('field validation of manifests using fields added after Kubernetes 1.20
     typo.spec.template.spec.containers[0].resizePolicys = [];
     const res = await t.request('POST', `${path}?fieldValidation=Strict`, typo);
     assert.equal(res.status, 400, res.text);
-    assert.equal(res.body.message, 'strict decoding error: unknown field "spec.podFailurePolicy.rules[0].onExitCode", unknown field "spec.template.spec.containers[0].resizePolicys"');
+    assert.equal(res.body.message, 'Job in version "v1" cannot be handled as a Job: strict decoding error: unknown field "spec.podFailurePolicy.rules[0].onExitCode", unknown field "spec.template.spec.containers[0].resizePolicys"');
   });
 
   it('keeps PodDisruptionBudget status conditions written with the default validation', async () => {

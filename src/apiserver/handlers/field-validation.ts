@@ -6,16 +6,30 @@
  * - duplicate fields in a JSON body: `duplicate field "spec.paused"` (only
  *   for fields the schema declares, as Go's strict decoder reports them).
  *
- * Strict turns the problems into one 400 `strict decoding error: ...`; Warn
- * (the default) answers with one `Warning: 299` header per problem; both Warn
- * and Ignore drop unknown fields from built-in objects, as decoding into Go
- * types does. Server-side apply always refuses unknown fields
- * (`.spec.foo: field not declared in schema`), as structured-merge-diff does.
+ * Strict turns the problems into one error, worded as kube-apiserver's
+ * handlers word a strict decoding error: for a create or update body a 400
+ * `Deployment in version "v1" cannot be handled as a Deployment: strict
+ * decoding error: ...` (transformDecodeError); for a patch whose result
+ * fails, a 422 `patch: Invalid value: "<patch>": strict decoding error: ...`
+ * (the patched object's JSON for JSON and merge patches, the patch as Go
+ * prints a map for strategic merge patches). Warn (the default) answers with
+ * one `Warning: 299` header per problem; both Warn and Ignore drop unknown
+ * fields from built-in objects, as decoding into Go types does. Server-side
+ * apply always refuses unknown fields (`.spec.foo: field not declared in
+ * schema`), as structured-merge-diff does.
+ *
+ * Custom resources are checked against their structural schema rather than
+ * the published OpenAPI (which upstream cuts down for kubectl): the fields
+ * pruning would drop, sorted, then unknown metadata fields; duplicates of
+ * any field come first, as the unstructured decoder reports them.
  */
 import type { ServerResponse } from 'node:http';
 import type { KubeObject } from '../../api/types.js';
 import type { SwaggerDocument } from '../openapi/index.js';
-import { badRequest } from '../status.js';
+import type { PatchKind } from './patch.js';
+import { stringifyAsGo } from '../go-json.js';
+import { StatusError, badRequest } from '../status.js';
+import { newStatus } from '../../client/errors.js';
 import { checkTypes } from './type-check.js';
 
 export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
@@ -235,6 +249,72 @@ export interface ValidationInput {
   prune: boolean;
   /** Built-in kinds decode into Go types upstream, so wrong JSON types are a 400; custom resources get 422s from their schema instead. */
   typed?: boolean;
+  /**
+   * Custom resources: the unknown fields of the object outside metadata, as
+   * their structural schema's pruning finds them (sorted). Replaces the
+   * check against the OpenAPI document for everything but metadata.
+   */
+  unknownFieldsOf?: (obj: KubeObject) => string[];
+  /** The Strict error for these problems (default: the create/update body's 400). */
+  strictError?: (problems: string[]) => Error;
+}
+
+const objectMetaRef = '#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta';
+
+/** The 400 of a create or update body strict decoding refuses (transformDecodeError). */
+export function strictBodyError(gvk: { version: string; kind: string }, problems: string[]): StatusError {
+  return badRequest(`${gvk.kind} in version "${gvk.version}" cannot be handled as a ${gvk.kind}: strict decoding error: ${problems.join(', ')}`);
+}
+
+/**
+ * The 422 of a patch whose result strict decoding refuses:
+ * `field.Invalid(field.NewPath("patch"), value, strictDecodingError)` with
+ * no kind nor name, so kubectl prints `The request is invalid: patch:
+ * Invalid value: "...": strict decoding error: ...`.
+ */
+export function strictPatchError(value: string, problems: string[]): StatusError {
+  const body = `Invalid value: ${JSON.stringify(value)}: strict decoding error: ${problems.join(', ')}`;
+  return new StatusError(newStatus(422, 'Invalid', ` "" is invalid: patch: ${body}`, { causes: [{ reason: 'FieldValueInvalid', message: body, field: 'patch' }] }));
+}
+
+function sortKeysDeep(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(sortKeysDeep);
+  if (!isPlainObject(v)) return v;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(v).sort()) if (v[k] !== undefined) out[k] = sortKeysDeep(v[k]);
+  return out;
+}
+
+/** A float as Go's %v prints it (%g, shortest digits; exponent from 1e+06 and below 1e-04). */
+function goFloat(x: number): string {
+  if (Number.isInteger(x) && Math.abs(x) < 2 ** 63) return String(x); // integers decode to int64
+  if (!Number.isFinite(x)) return x > 0 ? '+Inf' : x < 0 ? '-Inf' : 'NaN';
+  const exp = Math.floor(Math.log10(Math.abs(x)));
+  if (exp < -4 || exp >= 6) {
+    const [m, e] = x.toExponential().split('e') as [string, string];
+    const sign = e.startsWith('-') ? '-' : '+';
+    const digits = e.replace(/^[+-]/, '');
+    return `${m}e${sign}${digits.padStart(2, '0')}`;
+  }
+  return String(x);
+}
+
+/** A decoded JSON value as Go's `fmt.Sprintf("%+v", v)` prints it (maps with sorted keys). */
+export function goPrint(v: unknown): string {
+  if (v === null || v === undefined) return '<nil>';
+  if (Array.isArray(v)) return `[${v.map(goPrint).join(' ')}]`;
+  if (isPlainObject(v)) return `map[${Object.keys(v).sort().map((k) => `${k}:${goPrint(v[k])}`).join(' ')}]`;
+  if (typeof v === 'number') return goFloat(v);
+  return String(v);
+}
+
+/**
+ * How a patch appears in its strict decoding error: the patched object as
+ * Go marshals a map (sorted keys) for JSON and merge patches, the patch
+ * itself as Go prints a map for strategic merge patches.
+ */
+export function patchErrorValue(kind: PatchKind, patch: unknown, patched: KubeObject): string {
+  return kind === 'strategic' ? goPrint(patch) : stringifyAsGo(sortKeysDeep(patched));
 }
 
 /**
@@ -242,6 +322,21 @@ export interface ValidationInput {
  * (empty for Ignore). Unknown kinds (no schema) pass unchecked.
  */
 export function validateFields(input: ValidationInput): string[] {
+  const strict = (problems: string[]) => (input.strictError ? input.strictError(problems) : strictBodyError(input.gvk, problems));
+  if (input.unknownFieldsOf) {
+    // A custom resource: unstructured decoding reports every duplicate, then the schema's unknown fields.
+    if (input.mode === 'Ignore') return [];
+    const problems: string[] = [];
+    if (input.jsonText) for (const d of duplicateKeys(input.jsonText)) problems.push(`duplicate field "${tokensToPath(d)}"`);
+    const unknown = input.unknownFieldsOf(input.obj);
+    if (isPlainObject(input.obj.metadata) && input.doc.definitions['io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta']) {
+      unknown.push(...unknownFields(input.doc, { $ref: objectMetaRef }, input.obj.metadata).map((p) => `metadata.${p}`));
+    }
+    problems.push(...unknown.map((p) => `unknown field "${p}"`));
+    if (problems.length === 0) return [];
+    if (input.mode === 'Strict') throw strict(problems);
+    return problems;
+  }
   const root = rootSchemaOf(input.doc, input.gvk);
   if (!root) return [];
   if (input.typed) checkTypes(input.doc, root, input.gvk, input.obj);
@@ -252,7 +347,7 @@ export function validateFields(input: ValidationInput): string[] {
   const unknown = unknownFields(input.doc, root, input.obj, input.prune && input.mode !== 'Strict');
   problems.unshift(...unknown.map((p) => `unknown field "${p}"`));
   if (input.mode === 'Ignore' || problems.length === 0) return [];
-  if (input.mode === 'Strict') throw badRequest(`strict decoding error: ${problems.join(', ')}`);
+  if (input.mode === 'Strict') throw strict(problems);
   return problems;
 }
 
@@ -261,10 +356,21 @@ export function validateFields(input: ValidationInput): string[] {
  * declared fields (400 `failed to create typed patch object (...): .spec.foo:
  * field not declared in schema`).
  */
-export function validateApplyFields(doc: SwaggerDocument, gvk: { group: string; version: string; kind: string }, applied: unknown): void {
-  const root = rootSchemaOf(doc, gvk);
-  if (!root) return;
-  const unknown = unknownFields(doc, root, applied);
+export function validateApplyFields(
+  doc: SwaggerDocument,
+  gvk: { group: string; version: string; kind: string },
+  applied: unknown,
+  unknownFieldsOf?: (obj: KubeObject) => string[],
+): void {
+  let unknown: string[];
+  if (unknownFieldsOf) {
+    // A custom resource: its structural schema decides (fields it preserves are accepted).
+    unknown = isPlainObject(applied) ? unknownFieldsOf(applied as KubeObject) : [];
+  } else {
+    const root = rootSchemaOf(doc, gvk);
+    if (!root) return;
+    unknown = unknownFields(doc, root, applied);
+  }
   if (!unknown.length) return;
   const gv = gvk.group ? `${gvk.group}/${gvk.version}` : `/${gvk.version}`;
   throw badRequest(`failed to create typed patch object (${gv}, Kind=${gvk.kind}): ${unknown.map((p) => `.${p}: field not declared in schema`).join('\n')}`);

@@ -4,7 +4,7 @@
  */
 import type { KubeObject } from '../../api/types.js';
 import type { RequestScope } from '../context.js';
-import { includeObjectParam, writeJson } from '../output.js';
+import { includeObjectParam, negotiateResponse, writeObject } from '../output.js';
 import { partialObjectMetadata, toTable } from '../table.js';
 import { present, storagePrefix } from '../store.js';
 import { selectionFrom } from '../selection.js';
@@ -86,16 +86,17 @@ export async function readList(s: RequestScope, opts: { paginate: boolean } = { 
 }
 
 export async function handleList(s: RequestScope): Promise<void> {
+  negotiateResponse(s);
   const page = await readList(s);
   const listMeta: Record<string, unknown> = { resourceVersion: String(page.revision) };
   if (page.continue) listMeta.continue = page.continue;
   if (page.remainingItemCount !== undefined) listMeta.remainingItemCount = page.remainingItemCount;
   switch (s.rendering) {
     case 'object':
-      return writeJson(s.res, 200, { kind: s.r.listKind, apiVersion: apiVersionOf(s.r.group, s.r.version), metadata: listMeta, items: page.items });
+      return writeObject(s, 200, { kind: s.r.listKind, apiVersion: apiVersionOf(s.r.group, s.r.version), metadata: listMeta, items: page.items });
     case 'metadata':
-      return writeJson(s.res, 200, { kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1', metadata: listMeta, items: page.items.map(partialObjectMetadata) });
+      return writeObject(s, 200, { kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1', metadata: listMeta, items: page.items.map(partialObjectMetadata) });
     case 'table':
-      return writeJson(s.res, 200, toTable(s.r.group, s.r.resource, page.items, includeObjectParam(s.query), s.server.clock.now(), listMeta));
+      return writeObject(s, 200, toTable(s.r.group, s.r.resource, page.items, includeObjectParam(s.query), s.server.clock.now(), listMeta));
   }
 }

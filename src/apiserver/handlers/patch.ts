@@ -9,7 +9,7 @@ import type { KubeObject } from '../../api/types.js';
 import { rfc3339 } from '../../util/clock/clock.js';
 import type { RequestScope } from '../context.js';
 import type { ServedResource } from '../resources.js';
-import { writeJson } from '../output.js';
+import { negotiateResponse, writeObject } from '../output.js';
 import { mediaType, readBody, decodeBody } from '../body.js';
 import { dryRunOf } from './decode.js';
 import { badRequest, methodNotAllowed, StatusError, unsupportedMediaType } from '../status.js';
@@ -17,7 +17,7 @@ import { isNotFound } from '../../client/errors.js';
 import { applyPatch, serverSideApply } from '../patch/index.js';
 import { openApiOf } from '../router.js';
 import { checkFields, trackWrite } from './field-manager.js';
-import { fieldValidationOf, validateApplyFields } from './field-validation.js';
+import { fieldValidationOf, patchErrorValue, strictPatchError, validateApplyFields } from './field-validation.js';
 
 export type PatchKind = 'json' | 'merge' | 'strategic' | 'apply';
 
@@ -75,13 +75,14 @@ function checkApplyBody(s: RequestScope, body: unknown): void {
     throw badRequest(`the API version in the data (${b.apiVersion}) does not match the expected API version (${want})`);
   }
   if (b.metadata?.name && b.metadata.name !== s.name) throw badRequest(`the name of the object (${b.metadata.name}) does not match the name on the URL (${s.name})`);
-  if (s.r.customResource) return; // custom resources validate against their own schema
-  validateApplyFields(openApiOf(s.server).swagger(), s.r, body);
+  // Custom resources: their structural schema decides which fields are declared.
+  validateApplyFields(openApiOf(s.server).swagger(), s.r, body, s.r.unknownFields ? (o) => s.r.unknownFields!(o) : undefined);
 }
 
 export async function handlePatch(s: RequestScope, subresource = ''): Promise<void> {
   if (!subresource && !s.r.verbs.includes('patch')) throw methodNotAllowed('patch', s.r);
   const kind = patchKindOf(s.req.headers['content-type']);
+  negotiateResponse(s);
   const dryRun = dryRunOf(s);
   const body = decodeBody(await readBody(s.req), kind === 'apply' ? 'application/yaml' : 'application/json');
   if (body === undefined) throw badRequest('the request body is empty');
@@ -103,7 +104,7 @@ export async function handlePatch(s: RequestScope, subresource = ''): Promise<vo
         const next = await applyPatchTo(s.r, structuredClone(cur), kind, body, patchOpts());
         if (kind !== 'apply') {
           // Validate once: retries of the same patch report the same problems.
-          checkFields(s, next, undefined, validated ? 'Ignore' : mode);
+          checkFields(s, next, undefined, validated ? 'Ignore' : mode, (problems) => strictPatchError(patchErrorValue(kind, body, next), problems));
           validated = true;
           trackWrite(s, cur, next, subresource);
         }
@@ -111,7 +112,7 @@ export async function handlePatch(s: RequestScope, subresource = ''): Promise<vo
       },
       opts,
     );
-    writeJson(s.res, 200, out);
+    writeObject(s, 200, out);
   } catch (err) {
     if (!(kind === 'apply' && !subresource && isNotFound(err))) throw err;
     // Apply to a missing object creates it.
@@ -119,6 +120,6 @@ export async function handlePatch(s: RequestScope, subresource = ''): Promise<vo
     obj.metadata = { ...(obj.metadata ?? {}), name: s.name };
     if (s.r.namespaced) obj.metadata.namespace = s.namespace;
     const created = await s.server.store.create(s.r, s.namespace, obj, opts);
-    writeJson(s.res, 201, created);
+    writeObject(s, 201, created);
   }
 }

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { createApiHandler, type ApiHandler } from '../handler.js';
 import { newMemoryStorage } from '../storage/memory.js';
 import { setLogOutput } from '../../util/log/logger.js';
+import { startTestServer, type TestServer } from '../test-server.js';
 
 const admin = { username: 'root', groups: ['system:masters', 'system:authenticated'] };
 const alice = { username: 'alice', uid: 'a-1', groups: ['devs', 'system:authenticated'] };
@@ -115,3 +116,64 @@ describe('review APIs under AlwaysAllow', () => {
   });
 });
 
+
+describe('review APIs and Accept negotiation', () => {
+  let t: TestServer;
+  before(async () => {
+    t = await startTestServer();
+  });
+  after(() => t.close());
+
+  const tableOnly = { Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' };
+  const notAcceptableStatus = {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: 'only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf',
+    reason: 'NotAcceptable',
+    code: 406,
+  };
+
+  it('refuses a Table-only request with 406 NotAcceptable, as kube-apiserver for kinds without tables', async () => {
+    const r = await t.request('POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', ssar({ verb: 'get', resource: 'pods' }), tableOnly);
+    assert.equal(r.status, 406);
+    assert.deepEqual(r.body, notAcceptableStatus);
+  });
+
+  it('negotiates before reading the body', async () => {
+    const r = await t.request('POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', '{not json', tableOnly);
+    assert.equal(r.status, 406);
+  });
+
+  it('refuses Tables for every review kind', async () => {
+    for (const path of [
+      '/apis/authentication.k8s.io/v1/tokenreviews',
+      '/apis/authentication.k8s.io/v1/selfsubjectreviews',
+      '/apis/authorization.k8s.io/v1/subjectaccessreviews',
+      '/apis/authorization.k8s.io/v1/namespaces/default/localsubjectaccessreviews',
+      '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
+      '/apis/authorization.k8s.io/v1/selfsubjectrulesreviews',
+    ]) {
+      const r = await t.request('POST', path, {}, { Accept: 'application/json;as=Table;v=v1beta1;g=meta.k8s.io' });
+      assert.equal(r.status, 406, path);
+      assert.equal(r.body.reason, 'NotAcceptable', path);
+    }
+  });
+
+  it('falls back to the next acceptable clause, as kubectl asks', async () => {
+    const accept = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json';
+    const r = await t.request('POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', ssar({ verb: 'get', resource: 'pods' }), { Accept: accept });
+    assert.equal(r.status, 201, r.text);
+    assert.equal(r.body.kind, 'SelfSubjectAccessReview');
+    assert.equal(r.body.status.allowed, true);
+  });
+
+  it('answers PartialObjectMetadata when asked for it', async () => {
+    const r = await t.request('POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', ssar({ verb: 'get', resource: 'pods' }), {
+      Accept: 'application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io',
+    });
+    assert.equal(r.status, 201, r.text);
+    assert.deepEqual(r.body, { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: { creationTimestamp: null } });
+  });
+});

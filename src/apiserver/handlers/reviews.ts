@@ -17,7 +17,8 @@ import type { KubeObject } from '../../api/types.js';
 import type { RequestScope } from '../context.js';
 import type { UserInfo } from '../request-info.js';
 import type { AuthorizationAttributes } from '../authz/rbac.js';
-import { writeJson } from '../output.js';
+import { writeObject } from '../output.js';
+import { negotiateWithoutTable, partialObjectMetadata } from '../table.js';
 import { badRequest, invalid, type FieldErrorLike } from '../status.js';
 import { readObject } from './decode.js';
 import { selfSubjectRulesReview } from './rules-review.js';
@@ -41,8 +42,13 @@ export function toApiUserInfo(u: UserInfo): ApiUserInfo {
   return { username: u.username, ...(u.uid ? { uid: u.uid } : {}), groups: [...u.groups], ...(u.extra && Object.keys(u.extra).length ? { extra: structuredClone(u.extra) } : {}) };
 }
 
-/** POST to a review resource (the router checked the verb is create). */
+/**
+ * POST to a review resource (the router checked the verb is create). The
+ * reviews have no table convertor upstream: Accept negotiation comes first
+ * and refuses a Table-only request with 406.
+ */
 export async function handleReview(s: RequestScope): Promise<void> {
+  negotiateWithoutTable(s);
   const body = await readObject(s);
   const out = { ...body, apiVersion: `${s.r.group}/${s.r.version}`, kind: s.r.kind, metadata: { ...(body.metadata ?? {}), creationTimestamp: null } } as unknown as KubeObject;
   switch (s.r.resource) {
@@ -63,7 +69,7 @@ export async function handleReview(s: RequestScope): Promise<void> {
     default:
       throw badRequest(`${s.r.resource}.${s.r.group} is not a review resource`);
   }
-  writeJson(s.res, 201, out);
+  writeObject(s, 201, s.rendering === 'metadata' ? partialObjectMetadata(out) : out);
 }
 
 async function tokenReview(s: RequestScope, review: TokenReview & KubeObject): Promise<TokenReview['status']> {

@@ -10,8 +10,8 @@ import type { KubeObject } from '../../api/types.js';
 import { selectorFromLabelSelector } from '../../api/labels.js';
 import { rfc3339 } from '../../util/clock/clock.js';
 import type { RequestScope } from '../context.js';
-import { writeJson, writeText, includeObjectParam } from '../output.js';
-import { partialObjectMetadata, toTable } from '../table.js';
+import { writeObject, writeText, includeObjectParam } from '../output.js';
+import { negotiateWithoutTable, partialObjectMetadata, toTable } from '../table.js';
 import { dryRunOf, readJsonBody, readObject } from './decode.js';
 import { handleUpdate } from './update.js';
 import { handlePatch } from './patch.js';
@@ -45,7 +45,7 @@ export async function handleSubresource(s: RequestScope): Promise<void> {
       if (s.verb !== 'update') throw methodNotAllowed(s.verb, { group: '', resource: 'namespaces/finalize' });
       const body = (await readObject(s)) as Namespace & KubeObject;
       if (body.metadata?.name && body.metadata.name !== s.name) throw badRequest(`the name of the object (${body.metadata.name}) does not match the name on the URL (${s.name})`);
-      return writeJson(s.res, 200, await finalizeNamespace(s.server, s.r, s.name, body, { dryRun: dryRunOf(s), user: s.user }));
+      return writeObject(s, 200, await finalizeNamespace(s.server, s.r, s.name, body, { dryRun: dryRunOf(s), user: s.user }));
     }
     case '/serviceaccounts/token':
       if (s.verb !== 'create') throw methodNotAllowed(s.verb, { group: '', resource: 'serviceaccounts/token' });
@@ -53,6 +53,7 @@ export async function handleSubresource(s: RequestScope): Promise<void> {
     case 'certificates.k8s.io/certificatesigningrequests/approval':
       return approval(s);
     case '/pods/log':
+      negotiateWithoutTable(s);
       await s.server.store.get(s.r, s.namespace, s.name);
       return writeText(s.res, 200, 'simulated pod: no container logs\n');
     case '/pods/exec':
@@ -69,9 +70,9 @@ async function status(s: RequestScope): Promise<void> {
   switch (s.verb) {
     case 'get': {
       const obj = await s.server.store.get(s.r, s.namespace, s.name);
-      if (s.rendering === 'metadata') return writeJson(s.res, 200, partialObjectMetadata(obj));
-      if (s.rendering === 'table') return writeJson(s.res, 200, toTable(s.r.group, s.r.resource, [obj], includeObjectParam(s.query), s.server.clock.now()));
-      return writeJson(s.res, 200, obj);
+      if (s.rendering === 'metadata') return writeObject(s, 200, partialObjectMetadata(obj));
+      if (s.rendering === 'table') return writeObject(s, 200, toTable(s.r.group, s.r.resource, [obj], includeObjectParam(s.query), s.server.clock.now()));
+      return writeObject(s, 200, obj);
     }
     case 'update':
       return handleUpdate(s, 'status');
@@ -88,7 +89,7 @@ async function scale(s: RequestScope): Promise<void> {
   const store = s.server.store;
   switch (s.verb) {
     case 'get':
-      return writeJson(s.res, 200, access.get(await store.get(s.r, s.namespace, s.name)));
+      return writeObject(s, 200, access.get(await store.get(s.r, s.namespace, s.name)));
     case 'update': {
       const body = (await readObject(s, { group: 'autoscaling', version: 'v1', kind: 'Scale' })) as Scale & KubeObject;
       if (body.metadata?.name && body.metadata.name !== s.name) throw badRequest(`the name of the object (${body.metadata.name}) does not match the name on the URL (${s.name})`);
@@ -106,7 +107,7 @@ async function scale(s: RequestScope): Promise<void> {
         trackWrite(s, before, cur, 'scale');
         return cur;
       }, { dryRun: dryRunOf(s), user: s.user, subresource: 'scale' });
-      return writeJson(s.res, 200, access.get(out));
+      return writeObject(s, 200, access.get(out));
     }
     case 'patch': {
       // Patch the Scale view, then write its replicas back.
@@ -123,7 +124,7 @@ async function scale(s: RequestScope): Promise<void> {
         trackWrite(s, before, cur, 'scale');
         return cur;
       }, { dryRun: dryRunOf(s), user: s.user, subresource: 'scale' });
-      return writeJson(s.res, 200, access.get(out));
+      return writeObject(s, 200, access.get(out));
     }
     default:
       throw methodNotAllowed(s.verb, { group: s.r.group, resource: `${s.r.resource}/scale` });
@@ -132,6 +133,7 @@ async function scale(s: RequestScope): Promise<void> {
 
 /** POST pods/{name}/binding or POST bindings: assigns the pod to a node (pkg/registry/core/pod/storage assignPod). */
 export async function bind(s: RequestScope, podName: string): Promise<void> {
+  negotiateWithoutTable(s);
   const body = (await readObject(s, { group: '', version: 'v1', kind: 'Binding' })) as Binding & KubeObject;
   const name = body.metadata?.name || podName;
   if (podName && name !== podName) throw badRequest(`the name of the object (${name}) does not match the name on the URL (${podName})`);
@@ -165,11 +167,12 @@ export async function bind(s: RequestScope, podName: string): Promise<void> {
       throw err;
     }
   }
-  writeJson(s.res, 201, { ...successStatus(), code: 201 });
+  writeObject(s, 201, { ...successStatus(), code: 201 });
 }
 
 /** POST pods/{name}/eviction: deletes the pod unless a PodDisruptionBudget forbids it (pkg/registry/core/pod/storage/eviction.go). */
 async function evict(s: RequestScope): Promise<void> {
+  negotiateWithoutTable(s);
   const body = requireEviction(await readJsonBody(s));
   if (body.metadata?.name && body.metadata.name !== s.name) throw badRequest(`name in URL does not match name in Eviction object`);
   const store = s.server.store;
@@ -213,7 +216,7 @@ async function evict(s: RequestScope): Promise<void> {
     }
   }
   await deleteObject(store, podsR, s.namespace, s.name, delOpts);
-  writeJson(s.res, 201, { ...successStatus(), code: 201 });
+  writeObject(s, 201, { ...successStatus(), code: 201 });
 }
 
 function requireEviction(v: unknown): { metadata?: { name?: string }; deleteOptions?: unknown } {
@@ -234,5 +237,5 @@ async function approval(s: RequestScope): Promise<void> {
     cur.status = { ...((cur.status as object | undefined) ?? {}), conditions };
     return cur;
   }, { dryRun: dryRunOf(s), user: s.user, subresource: 'approval', prepare: 'none' });
-  writeJson(s.res, 200, out);
+  writeObject(s, 200, out);
 }

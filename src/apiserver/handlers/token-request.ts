@@ -14,9 +14,10 @@ import type { Node, Pod } from 'kubernetes-types/core/v1.js';
 import type { KubeObject } from '../../api/types.js';
 import { rfc3339 } from '../../util/clock/clock.js';
 import type { RequestScope, TokenSignRequest } from '../context.js';
-import { writeJson } from '../output.js';
+import { writeObject } from '../output.js';
 import { badRequest, conflict, invalid, notSupported } from '../status.js';
 import { readObject } from './decode.js';
+import { negotiateWithoutTable } from '../table.js';
 
 const group = 'authentication.k8s.io';
 /** token.WarnOnlyBoundTokenExpirationSeconds and ExpirationExtensionSeconds. */
@@ -24,6 +25,7 @@ const warnOnlyExpirationSeconds = 60 * 60 + 7;
 const extendedExpirationSeconds = 24 * 365 * 60 * 60;
 
 export async function handleTokenRequest(s: RequestScope): Promise<void> {
+  negotiateWithoutTable(s);
   const signer = s.server.auth.tokenSigner;
   if (!signer) throw notSupported('serviceaccounts/token is not served: the API server has no --service-account-signing-key-file', 404);
   const req = (await readObject(s, { group, version: 'v1', kind: 'TokenRequest' })) as TokenRequest & KubeObject;
@@ -88,5 +90,5 @@ export async function handleTokenRequest(s: RequestScope): Promise<void> {
     spec: { ...spec, audiences: [...sign.audiences], expirationSeconds: exp },
     status: { token, expirationTimestamp: rfc3339(now + exp * 1000) },
   };
-  writeJson(s.res, 201, out);
+  writeObject(s, 201, out);
 }

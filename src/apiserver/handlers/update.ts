@@ -1,6 +1,6 @@
 /** PUT: replace (200), or create when the resource allows it (201). Also PUT of /status. */
 import type { RequestScope } from '../context.js';
-import { writeJson } from '../output.js';
+import { negotiateResponse, writeObject } from '../output.js';
 import { dryRunOf, readObjectAndText } from './decode.js';
 import { badRequest, methodNotAllowed } from '../status.js';
 import { present } from '../store.js';
@@ -8,6 +8,7 @@ import { checkFields, trackWrite } from './field-manager.js';
 
 export async function handleUpdate(s: RequestScope, subresource = ''): Promise<void> {
   if (!subresource && !s.r.verbs.includes('update')) throw methodNotAllowed('update', s.r);
+  negotiateResponse(s);
   const dryRun = dryRunOf(s);
   const { obj, jsonText } = await readObjectAndText(s);
   const name = obj.metadata?.name;
@@ -21,5 +22,5 @@ export async function handleUpdate(s: RequestScope, subresource = ''): Promise<v
   const cur = await s.server.store.getStored(s.r, s.namespace, s.name);
   trackWrite(s, cur ? present(s.r, cur.object) : undefined, obj, subresource);
   const out = await s.server.store.update(s.r, s.namespace, s.name, obj, { dryRun, user: s.user, subresource: subresource || undefined });
-  writeJson(s.res, out.created ? 201 : 200, out.object);
+  writeObject(s, out.created ? 201 : 200, out.object);
 }

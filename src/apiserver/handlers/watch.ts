@@ -1,5 +1,7 @@
 /**
- * WATCH: a chunked JSON stream, one event per line, flushed per event.
+ * WATCH: a chunked JSON stream, one event per line, flushed per event; or,
+ * when the client prefers protobuf, length-prefixed protobuf WatchEvent
+ * frames (protobuf/watch-event.ts).
  *
  * - resourceVersion "" or "0": synthetic ADDED events for the current state,
  *   then live changes; an exact revision replays history after it; a
@@ -16,7 +18,9 @@ import { apiVersionOf } from '../../api/types.js';
 import type { Timer } from '../../util/clock/clock.js';
 import type { RequestScope } from '../context.js';
 import type { ServedResource } from '../resources.js';
-import { includeObjectParam } from '../output.js';
+import { includeObjectParam, negotiateResponse } from '../output.js';
+import { encodeWatchEventFrame, protobufWatchMediaType } from '../protobuf/watch-event.js';
+import { stringifyAsGo } from '../go-json.js';
 import { partialObjectMetadata, toTable } from '../table.js';
 import { present, storagePrefix } from '../store.js';
 import { selectionFrom } from '../selection.js';
@@ -32,6 +36,7 @@ export const initialEventsEndAnnotation = 'k8s.io/initial-events-end';
 
 export async function handleWatch(s: RequestScope): Promise<void> {
   const { server, query: q, r, res } = s;
+  const proto = negotiateResponse(s, true).encoding === 'protobuf';
   const storage = server.storage;
   const sel = selectionFrom(r, q, s.name || undefined);
   const rvParam = q.get('resourceVersion') ?? '';
@@ -78,7 +83,7 @@ export async function handleWatch(s: RequestScope): Promise<void> {
     from = rvParam === '' || rvParam === '0' ? storage.currentRevision() : parseResourceVersion(rvParam);
   }
 
-  res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
+  res.writeHead(200, { 'Content-Type': proto ? protobufWatchMediaType : 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
   res.flushHeaders();
   server.metrics.longRunning(r, s.subresource, 1);
 
@@ -89,8 +94,15 @@ export async function handleWatch(s: RequestScope): Promise<void> {
   const entry = { stop: () => finish() };
   server.watches.add(entry);
 
-  const send = (ev: WatchEvent): void => sendLine(JSON.stringify(ev) + '\n');
-  const sendLine = (line: string): void => {
+  const send = (ev: WatchEvent): void => {
+    if (!proto) return sendLine(stringifyAsGo(ev) + '\n');
+    // Upstream transforms bookmarks too: a metadata watch gets PartialObjectMetadata.
+    const obj = ev.type === 'BOOKMARK' && s.rendering === 'metadata' ? partialObjectMetadata(ev.object as KubeObject) : ev.object;
+    const frame = encodeWatchEventFrame(ev.type, obj);
+    if (frame) sendLine(frame);
+    else server.logger.error(undefined, { resource: r.resource, kind: (obj as KubeObject).kind }, 'watch event object has no protobuf message; dropped');
+  };
+  const sendLine = (line: string | Uint8Array): void => {
     if (closed) return;
     res.write(line);
     if (res.writableLength > maxBufferedBytes) {
@@ -124,7 +136,7 @@ export async function handleWatch(s: RequestScope): Promise<void> {
     if (e.revision > lastRv) lastRv = e.revision;
     const ev = translate(e, (o) => sel.matches(o));
     if (!ev) return;
-    if (s.rendering === 'object') sendLine(eventLine(ev.type, r, ev.object));
+    if (s.rendering === 'object') sendLine(proto ? eventFrame(ev.type, r, ev.object) : eventLine(ev.type, r, ev.object));
     else send({ type: ev.type, object: render(s.rendering === 'table' ? present(r, ev.object) : servedView(r, ev.object)) });
   };
   try {
@@ -170,7 +182,19 @@ export async function handleWatch(s: RequestScope): Promise<void> {
  * serialising only, never to be changed (stored objects are deep-frozen).
  */
 function servedView(r: ServedResource, obj: KubeObject): KubeObject {
+  // A resource that decodes what it reads (custom resources' defaults) needs its own copy.
+  if (r.decode) return present(r, obj);
   return { ...obj, apiVersion: apiVersionOf(r.group, r.version), kind: r.kind };
+}
+
+/** Distinguishes ServedResources whose decode may differ (a CRD's schema changed) in the shared line cache. */
+const decodeIds = new WeakMap<ServedResource, number>();
+let nextDecodeId = 0;
+function decodeId(r: ServedResource): string {
+  if (!r.decode) return '';
+  let id = decodeIds.get(r);
+  if (id === undefined) decodeIds.set(r, (id = ++nextDecodeId));
+  return ` #${id}`;
 }
 
 /**
@@ -184,16 +208,34 @@ const sharedLines = new WeakMap<KubeObject, Map<string, string>>();
 /** The JSON line (with its newline) of a watch event carrying `obj` served at `r`. */
 export function eventLine(type: WatchEvent['type'], r: ServedResource, obj: KubeObject): string {
   const frozen = Object.isFrozen(obj);
-  const k = `${type} ${r.group}/${r.version} ${r.kind}`;
+  const k = `${type} ${r.group}/${r.version} ${r.kind}${decodeId(r)}`;
   let byForm = frozen ? sharedLines.get(obj) : undefined;
   let line = byForm?.get(k);
   if (line !== undefined) return line;
-  line = JSON.stringify({ type, object: frozen ? servedView(r, obj) : present(r, obj) }) + '\n';
+  line = stringifyAsGo({ type, object: frozen ? servedView(r, obj) : present(r, obj) }) + '\n';
   if (frozen) {
     if (!byForm) sharedLines.set(obj, (byForm = new Map()));
     byForm.set(k, line);
   }
   return line;
+}
+
+const sharedFrames = new WeakMap<KubeObject, Map<string, Uint8Array>>();
+
+/** The protobuf frame of a watch event carrying `obj` served at `r`; shared like eventLine's lines. */
+export function eventFrame(type: WatchEvent['type'], r: ServedResource, obj: KubeObject): Uint8Array {
+  const frozen = Object.isFrozen(obj);
+  const k = `${type} ${r.group}/${r.version} ${r.kind}${decodeId(r)}`;
+  let byForm = frozen ? sharedFrames.get(obj) : undefined;
+  let frame = byForm?.get(k);
+  if (frame !== undefined) return frame;
+  // The served kind is built-in (negotiation allows protobuf only then), so it has a message.
+  frame = encodeWatchEventFrame(type, frozen ? servedView(r, obj) : present(r, obj))!;
+  if (frozen) {
+    if (!byForm) sharedFrames.set(obj, (byForm = new Map()));
+    byForm.set(k, frame);
+  }
+  return frame;
 }
 
 /** Applies the selection to a storage event (cacher's convertToWatchEvent). */

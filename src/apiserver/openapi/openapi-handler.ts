@@ -32,6 +32,8 @@ import { convertGroupVersion, groupVersionsOf } from './openapi-v3.js';
 /** Definitions and paths to add to the built-in document (custom resources). */
 export interface SwaggerFragment {
   definitions?: Record<string, Record<string, unknown>>;
+  /** Definitions as /openapi/v3 publishes them where they differ from the v2 ones (custom resources' schemas). */
+  v3Definitions?: Record<string, Record<string, unknown>>;
   paths?: Record<string, Record<string, unknown>>;
 }
 
@@ -135,6 +137,7 @@ export function acceptsJson(accept: string | undefined): boolean {
 
 export function createOpenApiHandler(opts: OpenApiHandlerOptions = {}): OpenApiHandler {
   let doc: SwaggerDocument | undefined;
+  let v3Overrides: Record<string, Record<string, unknown>> | undefined;
   let v2: Encoded | undefined;
   let v2Proto: Encoded | undefined;
   let v3Docs = new Map<string, Encoded>();
@@ -144,6 +147,7 @@ export function createOpenApiHandler(opts: OpenApiHandlerOptions = {}): OpenApiH
     if (doc) return doc;
     const base = builtinSwagger();
     const extra = opts.extraSchemas?.();
+    v3Overrides = extra?.v3Definitions;
     doc = extra
       ? { ...base, paths: { ...base.paths, ...(extra.paths ?? {}) }, definitions: { ...base.definitions, ...(extra.definitions ?? {}) } }
       : base;
@@ -153,7 +157,8 @@ export function createOpenApiHandler(opts: OpenApiHandlerOptions = {}): OpenApiH
     let e = v3Docs.get(gv);
     if (!e) {
       if (!groupVersionsOf(swagger()).includes(gv)) return undefined;
-      e = encode(convertGroupVersion(swagger(), gv));
+      const d = swagger();
+      e = encode(convertGroupVersion(d, gv, v3Overrides));
       v3Docs.set(gv, e);
     }
     return e;
@@ -246,6 +251,7 @@ export function createOpenApiHandler(opts: OpenApiHandlerOptions = {}): OpenApiH
   }) as OpenApiHandler;
   handler.invalidate = () => {
     doc = undefined;
+    v3Overrides = undefined;
     v2 = undefined;
     v2Proto = undefined;
     v3Docs = new Map();

@@ -87,8 +87,11 @@ function convertOperation(op: Json, seen: Set<string>): Json {
   return out;
 }
 
-/** The v3 document of one group-version (`api/v1`, `apis/apps/v1`). */
-export function convertGroupVersion(doc: SwaggerDocument, gv: string): Json {
+/**
+ * The v3 document of one group-version (`api/v1`, `apis/apps/v1`).
+ * `overrides` replace v2 definitions of the same name (v2-style refs).
+ */
+export function convertGroupVersion(doc: SwaggerDocument, gv: string, overrides?: Record<string, Json>): Json {
   const seen = new Set<string>();
   const paths: Json = {};
   for (const [path, item] of Object.entries(doc.paths)) {
@@ -107,7 +110,7 @@ export function convertGroupVersion(doc: SwaggerDocument, gv: string): Json {
   while (queue.length) {
     const name = queue.pop()!;
     if (schemas[name] !== undefined) continue;
-    const def = doc.definitions[name];
+    const def = overrides?.[name] ?? doc.definitions[name];
     if (!def) continue;
     const found = new Set<string>();
     schemas[name] = rewriteRefs(def, found);

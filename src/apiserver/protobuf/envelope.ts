@@ -3,10 +3,19 @@
  * 4-byte magic `k8s\0`, then a runtime.Unknown holding the object's
  * apiVersion and kind (typeMeta) and the object's own message bytes (raw).
  * See k8s.io/apimachinery/pkg/runtime/serializer/protobuf.
+ *
+ * Decoding: readEnvelope / decodeKubernetesProtobuf take any field order,
+ * skip unknown fields and refuse encoded (compressed) payloads.
+ * Encoding: writeEnvelope / encodeKubernetesProtobuf write what the Go
+ * serializer's Unknown.NestedMarshalTo writes: typeMeta {apiVersion, kind},
+ * raw (always present, even empty), contentEncoding "" and contentType "",
+ * in that order, every field written even when empty.
  */
 import { messageSpec } from './schema.js';
 import { ProtoDecodeError, messageToJson } from './to-json.js';
+import { writeMessageBody } from './to-proto.js';
 import { readFields } from './wire.js';
+import { ReverseWriter } from './writer.js';
 
 export const protobufMediaType = 'application/vnd.kubernetes.protobuf';
 export const protobufMagic = Uint8Array.of(0x6b, 0x38, 0x73, 0x00);
@@ -60,11 +69,16 @@ const packageOverrides: Record<string, string> = {
 /** Kinds of meta/v1 that every group version registers (DeleteOptions in an eviction or a delete). */
 const metaKinds = new Set(['DeleteOptions', 'Status', 'ListOptions', 'GetOptions', 'CreateOptions', 'UpdateOptions', 'PatchOptions', 'WatchEvent', 'APIGroup', 'APIGroupList', 'APIResourceList', 'APIVersions', 'Table', 'PartialObjectMetadata', 'PartialObjectMetadataList']);
 
-/** The protobuf message of `apiVersion`/`kind`, or undefined when the schema has none. */
+/**
+ * The protobuf message of `apiVersion`/`kind`, or undefined when the schema
+ * has none. Only built-in groups (no dot, or `*.k8s.io`) have messages: a
+ * custom resource in `apps.example.com` is not an apps/v1 kind.
+ */
 export function messageNameFor(apiVersion: string, kind: string): string | undefined {
   const slash = apiVersion.indexOf('/');
   const group = slash < 0 ? '' : apiVersion.slice(0, slash);
   const version = slash < 0 ? apiVersion : apiVersion.slice(slash + 1);
+  if (group.includes('.') && !group.endsWith('.k8s.io')) return undefined;
   const pkg = group === '' ? 'k8s.io.api.core' : (packageOverrides[group] ?? `k8s.io.api.${group.split('.')[0]}`);
   const name = `${pkg}.${version}.${kind}`;
   if (messageSpec(name)) return name;
@@ -92,3 +106,49 @@ export function decodeKubernetesProtobuf(buf: Uint8Array): Record<string, unknow
   out.kind = env.kind;
   return Object.assign(out, obj);
 }
+
+/**
+ * Writes (back to front, see writer.ts) `k8s\0` + runtime.Unknown holding
+ * `obj` as message `type`.
+ */
+export function writeEnvelope(w: ReverseWriter, apiVersion: string, kind: string, type: string, obj: unknown): void {
+  w.uvarint(0); // contentType ""
+  w.key(0x22);
+  w.uvarint(0); // contentEncoding ""
+  w.key(0x1a);
+  const raw = w.written();
+  writeMessageBody(w, type, obj);
+  w.uvarint(w.written() - raw);
+  w.key(0x12);
+  const typeMeta = w.written();
+  w.string(kind);
+  w.key(0x12);
+  w.string(apiVersion);
+  w.key(0x0a);
+  w.uvarint(w.written() - typeMeta);
+  w.key(0x0a);
+  w.raw(protobufMagic);
+}
+
+/** The `apiVersion`/`kind` of `obj` and its message, or undefined when it has none (custom resources). */
+export function messageOf(obj: unknown): { apiVersion: string; kind: string; type: string } | undefined {
+  if (obj === null || typeof obj !== 'object') return undefined;
+  const { apiVersion, kind } = obj as { apiVersion?: unknown; kind?: unknown };
+  if (typeof apiVersion !== 'string' || typeof kind !== 'string' || kind === '') return undefined;
+  const type = messageNameFor(apiVersion, kind);
+  return type ? { apiVersion, kind, type } : undefined;
+}
+
+/**
+ * The whole `application/vnd.kubernetes.protobuf` body of a built-in object
+ * (its apiVersion and kind choose the message); undefined for an object
+ * whose kind has no message.
+ */
+export function encodeKubernetesProtobuf(obj: unknown): Buffer | undefined {
+  const m = messageOf(obj);
+  if (!m) return undefined;
+  const w = new ReverseWriter();
+  writeEnvelope(w, m.apiVersion, m.kind, m.type, obj);
+  return w.result();
+}
+

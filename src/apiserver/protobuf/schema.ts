@@ -50,6 +50,14 @@ export function isScalar(t: FieldType): t is ScalarType {
   return typeof t === 'string' && scalarTypes.has(t);
 }
 
+/**
+ * Messages that stand for a Go slice type (`type ExtraValue []string`,
+ * `type Verbs []string`): one repeated field `items`, an array in JSON.
+ */
+export function isSliceMessage(name: string): boolean {
+  return name.endsWith('.ExtraValue') || name === 'k8s.io.apimachinery.pkg.apis.meta.v1.Verbs';
+}
+
 let loaded: ProtoSchema | undefined;
 const specs = new Map<string, MessageSpec | null>();
 

@@ -12,10 +12,13 @@
  * - `json:",inline"` fields are merged into the parent object;
  * - well-known Kubernetes types become their JSON forms: Time and MicroTime
  *   (RFC 3339), Duration (`1m30s`), IntOrString, Quantity, RawExtension and
- *   FieldsV1 (the JSON they carry), bytes (base64).
+ *   FieldsV1 (the JSON they carry), bytes (base64);
+ * - Go slice types carried as messages (Verbs, ExtraValue, also as map
+ *   values) become their arrays, kept even empty when on the wire.
  * Unknown field numbers are skipped, as Go's unmarshal does.
+ * The inverse, JSON to message bytes, is to-proto.ts.
  */
-import { FieldFlag, isScalar, messageSpec, type FieldType, type ScalarType } from './schema.js';
+import { FieldFlag, isScalar, isSliceMessage, messageSpec, type FieldType, type ScalarType } from './schema.js';
 import {
   WireError, WireReader, fixed32, fixed64ToVarint, float32, float64, readFields, toInt32, toInt64, toUint64, zigzag32, zigzag64,
   type Varint, type WireField,
@@ -82,7 +85,8 @@ function decodeMessage(type: string, buf: Uint8Array, path: string): unknown {
     if (!values.has(no)) continue;
     let v = values.get(no);
     if (flags & FieldFlag.sliceWrapper) v = (v as { items?: unknown[] } | undefined)?.items ?? [];
-    if (!(flags & FieldFlag.pointer) && !(flags & FieldFlag.repeated) && isZero(v)) continue;
+    // A wrapped Go slice on the wire is non-nil, even empty (`verbs: []`).
+    if (!(flags & (FieldFlag.pointer | FieldFlag.repeated | FieldFlag.sliceWrapper)) && isZero(v)) continue;
     if (v === undefined) continue;
     if (flags & FieldFlag.inline && v !== null && typeof v === 'object' && !Array.isArray(v)) Object.assign(out, v);
     else out[name] = v;
@@ -105,6 +109,8 @@ function decodeMapEntry(t: ['map', ScalarType, ScalarType | string], buf: Uint8A
     else if (f.no === 2) value = decodeValue(t[2], f, `${path}[${String(key)}]`);
   }
   if (value === undefined) value = zeroOf(t[2]);
+  // A Go slice type as map value (`extra: {k: [..]}`): the message's items.
+  if (!isScalar(t[2]) && isSliceMessage(t[2])) value = (value as { items?: unknown[] } | undefined)?.items ?? [];
   return [String(key), value];
 }
 

@@ -8,7 +8,7 @@ import type { KubeObject } from '../../api/types.js';
 import type { Strategy } from './strategy.js';
 import type { LabelSelector } from 'kubernetes-types/meta/v1.js';
 import { type FieldError, GoLiteral, invalid, forbidden, notSupported } from '../../api/validation.js';
-import { newStrategy, child, dflt } from './generic.js';
+import { newStrategy, child, dflt, dfltZero } from './generic.js';
 import { defaultPodTemplate, validatePodTemplate } from './pod-spec.js';
 import { immutable, immutableMessage, nonNegative, deepEqual, oneOf, goLabelSelector } from './meta-validation.js';
 import { specOf, validateSelectorAndTemplate, validateReplicas, scaleAccess, labelSelectorString } from './workload.js';
@@ -50,7 +50,7 @@ function defaultDeployment(obj: KubeObject): void {
   const s = child(obj, 'spec');
   dflt(s, 'replicas', 1);
   const strategy = child(s, 'strategy');
-  dflt(strategy, 'type', 'RollingUpdate');
+  dfltZero(strategy, 'type', 'RollingUpdate');
   if (strategy.type === 'RollingUpdate') {
     const ru = child(strategy, 'rollingUpdate');
     dflt(ru, 'maxUnavailable', '25%');
@@ -147,13 +147,18 @@ function statefulSetStrategy(): Strategy {
     tracksGeneration: true,
     defaults(obj) {
       const s = child(obj, 'spec');
-      dflt(s, 'podManagementPolicy', 'OrderedReady');
+      dfltZero(s, 'podManagementPolicy', 'OrderedReady');
       const us = child(s, 'updateStrategy');
-      dflt(us, 'type', 'RollingUpdate');
-      if (us.type === 'RollingUpdate') dflt(child(us, 'rollingUpdate'), 'partition', 0);
+      // Only a defaulted type brings an (empty) rollingUpdate; a given one gets its partition.
+      if (us.type === undefined || us.type === null || us.type === '') {
+        us.type = 'RollingUpdate';
+        dflt(us, 'rollingUpdate', {});
+      }
+      const ru = us.rollingUpdate;
+      if (us.type === 'RollingUpdate' && ru && typeof ru === 'object') dflt(ru, 'partition', 0);
       const retention = child(s, 'persistentVolumeClaimRetentionPolicy');
-      dflt(retention, 'whenDeleted', 'Retain');
-      dflt(retention, 'whenScaled', 'Retain');
+      dfltZero(retention, 'whenDeleted', 'Retain');
+      dfltZero(retention, 'whenScaled', 'Retain');
       dflt(s, 'replicas', 1);
       dflt(s, 'revisionHistoryLimit', 10);
       defaultPodTemplate(s.template as never);
@@ -230,7 +235,7 @@ function daemonSetStrategy(): Strategy {
     defaults(obj) {
       const s = child(obj, 'spec');
       const us = child(s, 'updateStrategy');
-      dflt(us, 'type', 'RollingUpdate');
+      dfltZero(us, 'type', 'RollingUpdate');
       if (us.type === 'RollingUpdate') {
         const ru = child(us, 'rollingUpdate');
         dflt(ru, 'maxUnavailable', 1);

@@ -7,7 +7,7 @@ import type { LabelSelector } from 'kubernetes-types/meta/v1.js';
 import type { KubeObject } from '../../api/types.js';
 import type { Strategy } from './strategy.js';
 import { type FieldError, GoLiteral, invalid, required } from '../../api/validation.js';
-import { newStrategy, child, dflt, meta } from './generic.js';
+import { newStrategy, child, dflt, dfltZero, meta, items } from './generic.js';
 import { defaultPodTemplate, validatePodTemplate } from './pod-spec.js';
 import { nonNegative, oneOf, deepEqual, immutableMessage, goLabelSelector, immutable } from './meta-validation.js';
 import { specOf, validateSelectorAndTemplate } from './workload.js';
@@ -31,8 +31,8 @@ function defaultJobSpec(s: Obj): void {
   dflt(s, 'completionMode', 'NonIndexed');
   dflt(s, 'suspend', false);
   dflt(s, 'podReplacementPolicy', s.podFailurePolicy ? 'Failed' : 'TerminatingOrFailed');
-  for (const r of (((s.podFailurePolicy as Obj | undefined)?.rules ?? []) as Obj[])) {
-    for (const c of (r.onPodConditions ?? []) as Obj[]) dflt(c, 'status', 'True');
+  for (const r of items(s.podFailurePolicy, 'rules')) {
+    for (const c of items(r, 'onPodConditions')) dfltZero(c, 'status', 'True');
   }
   defaultPodTemplate(s.template as never);
 }
@@ -186,7 +186,7 @@ function cronJobStrategy(): Strategy {
     tracksGeneration: true,
     defaults(obj) {
       const s = child(obj, 'spec');
-      dflt(s, 'concurrencyPolicy', 'Allow');
+      dfltZero(s, 'concurrencyPolicy', 'Allow');
       dflt(s, 'suspend', false);
       dflt(s, 'successfulJobsHistoryLimit', 3);
       dflt(s, 'failedJobsHistoryLimit', 1);

@@ -1,10 +1,10 @@
 /**
- * core/v1 kinds other than pods: replicationcontrollers, services,
+ * core/v1 kinds other than pods: replicationcontrollers, services (services.ts),
  * namespaces, nodes, secrets, configmaps, persistentvolume(claim)s, events,
  * endpoints, serviceaccounts, resourcequotas, limitranges
  * (pkg/registry/core/*, pkg/apis/core/v1/defaults.go, core validation).
  */
-import type { Service, ServicePort, Secret, PersistentVolumeClaim, PersistentVolume, Namespace, Node, Event } from 'kubernetes-types/core/v1.js';
+import type { Secret, PersistentVolumeClaim, PersistentVolume, Namespace, Node, Event } from 'kubernetes-types/core/v1.js';
 import type { KubeObject } from '../../api/types.js';
 import type { Strategy } from './strategy.js';
 import {
@@ -12,19 +12,17 @@ import {
   invalid,
   required,
   forbidden,
-  duplicate,
   tooLong,
   isConfigMapKey,
-  isValidPortName,
   isValidPortNum,
-  isDNS1123Label,
-  GoLiteral,
 } from '../../api/validation.js';
-import { newStrategy, child, dflt, meta, clone, setOrDelete } from './generic.js';
-import { defaultPodTemplate, validatePodTemplate } from './pod-spec.js';
+import { newStrategy, child, dflt, dfltZero, meta, clone, setOrDelete, items, objAt } from './generic.js';
+import { defaultPodTemplate, validatePodTemplate, defaultPVCSpec, defaultVolumeSource } from './pod-spec.js';
+import { roundUpResourceList } from './quantities.js';
 import { immutable, nonNegative, oneOf, deepEqual, validateLabels } from './meta-validation.js';
 import { specOf, validateReplicas, scaleAccess, setSelectorString, selectorMismatch } from './workload.js';
 import { selectorFromSet } from '../../api/labels.js';
+import { serviceStrategy } from './services.js';
 
 type Obj = Record<string, unknown>;
 
@@ -74,141 +72,6 @@ function replicationControllerStrategy(): Strategy {
 }
 
 // ---------------------------------------------------------------------------
-// Service
-// ---------------------------------------------------------------------------
-
-const serviceTypes = ['ClusterIP', 'ExternalName', 'LoadBalancer', 'NodePort'];
-const usesClusterIP = (t: string | undefined) => t !== 'ExternalName';
-const usesNodePorts = (t: string | undefined) => t === 'NodePort' || t === 'LoadBalancer';
-
-function defaultService(obj: KubeObject): void {
-  const s = child(obj, 'spec') as Obj & NonNullable<Service['spec']>;
-  dflt(s, 'sessionAffinity', 'None');
-  dflt(s, 'type', 'ClusterIP');
-  for (const p of s.ports ?? []) {
-    dflt(p, 'protocol', 'TCP');
-    if (p.targetPort === undefined || p.targetPort === 0 || p.targetPort === '') p.targetPort = p.port;
-  }
-  if (usesNodePorts(s.type)) dflt(s, 'externalTrafficPolicy', 'Cluster');
-  if (usesClusterIP(s.type)) {
-    dflt(s, 'internalTrafficPolicy', 'Cluster');
-    dflt(s, 'ipFamilyPolicy', 'SingleStack');
-    if (!s.ipFamilies?.length) s.ipFamilies = ['IPv4'];
-  }
-  if (s.type === 'LoadBalancer') dflt(s, 'allocateLoadBalancerNodePorts', true);
-  if (s.sessionAffinity === 'ClientIP') {
-    const cfg = child(child(s, 'sessionAffinityConfig'), 'clientIP');
-    dflt(cfg, 'timeoutSeconds', 10800);
-  }
-  if (s.clusterIP && !s.clusterIPs?.length) s.clusterIPs = [s.clusterIP];
-}
-
-function validateServicePorts(ports: ServicePort[], type: string | undefined): FieldError[] {
-  const errs: FieldError[] = [];
-  const names = new Set<string>();
-  const keys = new Set<string>();
-  for (const [i, p] of ports.entries()) {
-    const path = `spec.ports[${i}]`;
-    if (ports.length > 1 && !p.name) errs.push(required(`${path}.name`, ''));
-    else if (p.name) {
-      for (const m of isDNS1123Label(p.name)) errs.push(invalid(`${path}.name`, p.name, m));
-      if (names.has(p.name)) errs.push(duplicate(`${path}.name`, p.name));
-      names.add(p.name);
-    }
-    for (const m of isValidPortNum(p.port)) errs.push(invalid(`${path}.port`, p.port, m));
-    errs.push(...oneOf(p.protocol, ['TCP', 'UDP', 'SCTP'], `${path}.protocol`));
-    if (typeof p.targetPort === 'number') for (const m of isValidPortNum(p.targetPort)) errs.push(invalid(`${path}.targetPort`, p.targetPort, m));
-    else if (typeof p.targetPort === 'string') for (const m of isValidPortName(p.targetPort)) errs.push(invalid(`${path}.targetPort`, p.targetPort, m));
-    if (p.nodePort) {
-      if (!usesNodePorts(type)) errs.push(forbidden(`${path}.nodePort`, 'may not be used when `type` is \'ClusterIP\''));
-      else for (const m of isValidPortNum(p.nodePort)) errs.push(invalid(`${path}.nodePort`, p.nodePort, m));
-    }
-    const key = `${p.port}/${p.protocol}`;
-    if (keys.has(key)) errs.push(duplicate(path, new GoLiteral(`core.ServicePort{Name:${JSON.stringify(p.name ?? '')}, Protocol:${JSON.stringify(p.protocol)}, Port:${p.port}}`)));
-    keys.add(key);
-  }
-  return errs;
-}
-
-function validateService(obj: KubeObject): FieldError[] {
-  const s = (obj.spec ?? {}) as NonNullable<Service['spec']>;
-  const errs: FieldError[] = [...oneOf(s.type, serviceTypes, 'spec.type')];
-  errs.push(...oneOf(s.sessionAffinity, ['ClientIP', 'None'], 'spec.sessionAffinity'));
-  const headless = s.clusterIP === 'None';
-  if (s.type === 'ExternalName') {
-    if (!s.externalName) errs.push(required('spec.externalName', ''));
-  } else if (!s.ports?.length && !headless) {
-    errs.push(required('spec.ports', ''));
-  }
-  if (headless && s.type !== 'ClusterIP' && s.type !== 'ExternalName') {
-    errs.push(invalid('spec.clusterIPs[0]', new GoLiteral('"None"'), 'may not be set to \'None\' for LoadBalancer or NodePort services'));
-  }
-  errs.push(...validateServicePorts(s.ports ?? [], s.type));
-  if (s.selector) errs.push(...validateLabels(s.selector, 'spec.selector'));
-  if (s.externalTrafficPolicy && !usesNodePorts(s.type)) {
-    errs.push(invalid('spec.externalTrafficPolicy', s.externalTrafficPolicy, 'may only be set when `type` is \'NodePort\' or \'LoadBalancer\''));
-  } else if (s.externalTrafficPolicy) {
-    errs.push(...oneOf(s.externalTrafficPolicy, ['Cluster', 'Local'], 'spec.externalTrafficPolicy'));
-  }
-  if (s.internalTrafficPolicy) errs.push(...oneOf(s.internalTrafficPolicy, ['Cluster', 'Local'], 'spec.internalTrafficPolicy'));
-  return errs;
-}
-
-/**
- * As the service REST storage's patchAllocatedValues: an update that leaves
- * clusterIP / nodePorts empty keeps the allocated ones.
- */
-function keepAllocated(newObj: KubeObject, oldObj: KubeObject): void {
-  const n = (newObj.spec ?? {}) as NonNullable<Service['spec']>;
-  const o = (oldObj.spec ?? {}) as NonNullable<Service['spec']>;
-  if (usesClusterIP(n.type) && usesClusterIP(o.type)) {
-    if (!n.clusterIP && o.clusterIP) n.clusterIP = o.clusterIP;
-    if (!n.clusterIPs?.length && o.clusterIPs?.length) n.clusterIPs = [...o.clusterIPs];
-  }
-  if (usesNodePorts(n.type) && usesNodePorts(o.type)) {
-    for (const p of n.ports ?? []) {
-      if (p.nodePort) continue;
-      const prev = (o.ports ?? []).find((q) => (q.name ?? '') === (p.name ?? '') && q.port === p.port && (q.protocol ?? 'TCP') === (p.protocol ?? 'TCP'))
-        ?? (o.ports?.length === 1 && n.ports?.length === 1 ? o.ports[0] : undefined);
-      if (prev?.nodePort) p.nodePort = prev.nodePort;
-    }
-    if (!n.healthCheckNodePort && o.healthCheckNodePort && n.externalTrafficPolicy === 'Local') n.healthCheckNodePort = o.healthCheckNodePort;
-  }
-}
-
-function validateServiceUpdate(newObj: KubeObject, oldObj: KubeObject): FieldError[] {
-  const n = (newObj.spec ?? {}) as NonNullable<Service['spec']>;
-  const o = (oldObj.spec ?? {}) as NonNullable<Service['spec']>;
-  if (!usesClusterIP(n.type) || !usesClusterIP(o.type)) return [];
-  const oldIPs = o.clusterIPs?.length ? o.clusterIPs : o.clusterIP ? [o.clusterIP] : [];
-  const newIPs = n.clusterIPs?.length ? n.clusterIPs : n.clusterIP ? [n.clusterIP] : [];
-  if (oldIPs.length > 0 && newIPs[0] !== oldIPs[0]) {
-    return [invalid('spec.clusterIPs[0]', newIPs, 'may not change once set')];
-  }
-  return [];
-}
-
-function serviceStrategy(): Strategy {
-  return newStrategy({
-    group: '',
-    kind: 'Service',
-    resource: 'services',
-    namespaced: true,
-    hasStatus: true,
-    names: 'dns1035',
-    allowCreateOnUpdate: true,
-    defaults: defaultService,
-    prepareForUpdate: keepAllocated,
-    validate: validateService,
-    validateUpdate: validateServiceUpdate,
-    fields: {
-      'spec.clusterIP': (o) => ((o.spec as Obj | undefined)?.clusterIP as string | undefined) ?? '',
-      'spec.type': (o) => ((o.spec as Obj | undefined)?.type as string | undefined) ?? '',
-    },
-  });
-}
-
-// ---------------------------------------------------------------------------
 // Namespace
 // ---------------------------------------------------------------------------
 
@@ -223,7 +86,7 @@ function namespaceStrategy(): Strategy {
     defaults(obj) {
       const m = meta(obj);
       if (m.name) m.labels = { ...m.labels, 'kubernetes.io/metadata.name': m.name };
-      dflt(child(obj, 'status'), 'phase', 'Active');
+      dfltZero(child(obj, 'status'), 'phase', 'Active');
     },
     prepareForCreate(obj) {
       obj.status = { phase: 'Active' };
@@ -268,6 +131,8 @@ function nodeStrategy(): Strategy {
     defaults(obj) {
       const st = obj.status as NonNullable<Node['status']> | undefined;
       if (st?.capacity && !st.allocatable) st.allocatable = { ...st.capacity };
+      roundUpResourceList(st?.capacity);
+      roundUpResourceList(st?.allocatable);
     },
     // Kubelets register with their status, so create keeps it.
     keepStatusOnCreate: true,
@@ -320,7 +185,7 @@ function secretStrategy(): Strategy {
     kind: 'Secret',
     resource: 'secrets',
     namespaced: true,
-    defaults: (obj) => dflt(obj, 'type', 'Opaque'),
+    defaults: (obj) => dfltZero(obj, 'type', 'Opaque'),
     validate(obj) {
       const s = obj as Secret;
       const errs = validateDataKeys(obj, ['data', 'stringData']);
@@ -373,9 +238,21 @@ const accessModes = ['ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOnce', 'ReadWrit
 
 /** SetDefaults_PersistentVolumeClaim (also used for claim templates). */
 export function defaultPVC(obj: KubeObject): void {
-  const s = child(obj, 'spec');
-  dflt(s, 'volumeMode', 'Filesystem');
-  dflt(child(obj, 'status'), 'phase', 'Pending');
+  defaultPVCSpec(child(obj, 'spec'));
+  const st = child(obj, 'status');
+  dfltZero(st, 'phase', 'Pending');
+  roundUpResourceList(st.capacity);
+  roundUpResourceList(st.allocatedResources);
+}
+
+/**
+ * The defaults of a PersistentVolumeSpec's own types: capacity and the
+ * volume source. A VolumeAttachment's inline volume spec gets only these
+ * (reclaim policy and volume mode come from SetDefaults_PersistentVolume).
+ */
+export function defaultPVSpecTypes(spec: Record<string, unknown>): void {
+  roundUpResourceList(spec.capacity);
+  defaultVolumeSource(spec);
 }
 
 function validateAccessModes(modes: string[] | undefined, path: string): FieldError[] {
@@ -430,10 +307,12 @@ function pvStrategy(): Strategy {
     namespaced: false,
     hasStatus: true,
     defaults(obj) {
+      // SetDefaults_PersistentVolume, then its spec's types.
       const s = child(obj, 'spec');
-      dflt(s, 'persistentVolumeReclaimPolicy', 'Retain');
+      dfltZero(child(obj, 'status'), 'phase', 'Pending');
+      dfltZero(s, 'persistentVolumeReclaimPolicy', 'Retain');
       dflt(s, 'volumeMode', 'Filesystem');
-      dflt(child(obj, 'status'), 'phase', 'Pending');
+      defaultPVSpecTypes(s);
     },
     prepareForCreate: (obj) => (obj.status = { phase: 'Pending' }),
     validate(obj) {
@@ -499,7 +378,7 @@ function endpointsStrategy(): Strategy {
     namespaced: true,
     allowCreateOnUpdate: true,
     defaults(obj) {
-      for (const ss of (obj.subsets ?? []) as Obj[]) for (const p of (ss.ports ?? []) as Obj[]) dflt(p, 'protocol', 'TCP');
+      for (const ss of items(obj, 'subsets')) for (const p of items(ss, 'ports')) dfltZero(p, 'protocol', 'TCP');
     },
     validate(obj) {
       const errs: FieldError[] = [];
@@ -514,7 +393,40 @@ function endpointsStrategy(): Strategy {
 }
 
 function resourceQuotaStrategy(): Strategy {
-  return newStrategy({ group: '', kind: 'ResourceQuota', resource: 'resourcequotas', namespaced: true, hasStatus: true });
+  return newStrategy({
+    group: '', kind: 'ResourceQuota', resource: 'resourcequotas', namespaced: true, hasStatus: true,
+    defaults(obj) {
+      roundUpResourceList(objAt(obj.spec, 'hard'));
+      roundUpResourceList(objAt(obj.status, 'hard'));
+      roundUpResourceList(objAt(obj.status, 'used'));
+    },
+  });
+}
+
+/**
+ * SetDefaults_LimitRangeItem: a Container item's `default` comes from `max`,
+ * its `defaultRequest` from `default` then `min`. Mutates item.
+ */
+export function defaultLimitRangeItem(item: Obj): void {
+  for (const k of ['max', 'min', 'default', 'defaultRequest', 'maxLimitRequestRatio']) roundUpResourceList(item[k]);
+  if (item.type !== 'Container') return;
+  const def: Obj = { ...(objAt(item, 'default') ?? {}) };
+  const defReq: Obj = { ...(objAt(item, 'defaultRequest') ?? {}) };
+  for (const [k, v] of Object.entries(objAt(item, 'max') ?? {})) if (!(k in def)) def[k] = v;
+  for (const [k, v] of Object.entries(def)) if (!(k in defReq)) defReq[k] = v;
+  for (const [k, v] of Object.entries(objAt(item, 'min') ?? {})) if (!(k in defReq)) defReq[k] = v;
+  // Go allocates both maps; empty ones are not written (omitempty).
+  if (Object.keys(def).length > 0) item.default = def;
+  if (Object.keys(defReq).length > 0) item.defaultRequest = defReq;
+}
+
+function limitRangeStrategy(): Strategy {
+  return newStrategy({
+    group: '', kind: 'LimitRange', resource: 'limitranges', namespaced: true,
+    defaults(obj) {
+      for (const item of items(obj.spec, 'limits')) defaultLimitRangeItem(item);
+    },
+  });
 }
 
 function simple(kind: string, resource: string): Strategy {
@@ -535,6 +447,6 @@ export function coreStrategies(): Strategy[] {
     endpointsStrategy(),
     resourceQuotaStrategy(),
     simple('ServiceAccount', 'serviceaccounts'),
-    simple('LimitRange', 'limitranges'),
+    limitRangeStrategy(),
   ];
 }

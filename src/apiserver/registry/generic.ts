@@ -146,3 +146,25 @@ export function dflt(target: object, key: string, value: unknown): void {
   const obj = target as Record<string, unknown>;
   if (obj[key] === undefined || obj[key] === null) obj[key] = value;
 }
+
+/**
+ * Sets `obj[key] = value` when the key is absent or holds Go's zero value
+ * ('' or 0): the defaulting of non-pointer Go fields (`if obj.Type == ""`).
+ */
+export function dfltZero(target: object, key: string, value: unknown): void {
+  const obj = target as Record<string, unknown>;
+  const v = obj[key];
+  if (v === undefined || v === null || v === '' || v === 0) obj[key] = value;
+}
+
+/** The array at `obj[key]`, or [] when it is not an array. */
+export function items(target: unknown, key: string): Record<string, unknown>[] {
+  const v = target && typeof target === 'object' ? (target as Record<string, unknown>)[key] : undefined;
+  return Array.isArray(v) ? (v.filter((x) => x && typeof x === 'object') as Record<string, unknown>[]) : [];
+}
+
+/** `obj[key]` when it is a (non-array) object, else undefined. Never creates. */
+export function objAt(target: unknown, key: string): Record<string, unknown> | undefined {
+  const v = target && typeof target === 'object' ? (target as Record<string, unknown>)[key] : undefined;
+  return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+}

@@ -7,7 +7,8 @@
 import type { KubeObject } from '../../api/types.js';
 import type { Strategy } from './strategy.js';
 import { type FieldError, invalid, required, forbidden, isQualifiedName } from '../../api/validation.js';
-import { newStrategy, child, dflt } from './generic.js';
+import { newStrategy, child, dflt, dfltZero, items, objAt } from './generic.js';
+import { defaultPVSpecTypes } from './core.js';
 import { nonNegative, oneOf, immutable, deepEqual, validateLabelSelector } from './meta-validation.js';
 
 type Obj = Record<string, unknown>;
@@ -18,10 +19,15 @@ const specOf = (o: KubeObject) => (o.spec ?? {}) as Obj;
 // autoscaling: HorizontalPodAutoscaler (v2 storage shape)
 // ---------------------------------------------------------------------------
 
+/**
+ * GenerateHPAScaleUpRules / GenerateHPAScaleDownRules: the given fields over
+ * the defaults. Scale-down keeps no stabilization window (the controller's
+ * --horizontal-pod-autoscaler-downscale-stabilization applies).
+ */
 function defaultScalingRules(rules: Obj, up: boolean): void {
-  dflt(rules, 'stabilizationWindowSeconds', up ? 0 : 300);
+  if (up) dflt(rules, 'stabilizationWindowSeconds', 0);
   dflt(rules, 'selectPolicy', 'Max');
-  if (!Array.isArray(rules.policies) || rules.policies.length === 0) {
+  if (rules.policies === undefined || rules.policies === null) {
     rules.policies = up
       ? [
           { type: 'Pods', value: 4, periodSeconds: 15 },
@@ -41,13 +47,12 @@ function hpaStrategy(): Strategy {
     defaults(obj) {
       const s = child(obj, 'spec');
       dflt(s, 'minReplicas', 1);
+      // autoscaling/v1 defaults minReplicas only (its targetCPUUtilizationPercentage stays unset).
+      if (String(obj.apiVersion ?? '') === 'autoscaling/v1') return;
       if (!Array.isArray(s.metrics) || s.metrics.length === 0) {
-        // v1 objects carry targetCPUUtilizationPercentage instead of metrics.
-        if (s.targetCPUUtilizationPercentage === undefined && !String(obj.apiVersion ?? '').endsWith('/v1')) {
-          s.metrics = [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 80 } } }];
-        }
+        s.metrics = [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 80 } } }];
       }
-      if (s.behavior) {
+      if (s.behavior && typeof s.behavior === 'object') {
         defaultScalingRules(child(s.behavior, 'scaleUp'), true);
         defaultScalingRules(child(s.behavior, 'scaleDown'), false);
       }
@@ -200,9 +205,13 @@ function validateRules(obj: KubeObject): FieldError[] {
   return errs;
 }
 
-function defaultSubjects(obj: KubeObject): void {
-  for (const s of (obj.subjects ?? []) as Obj[]) {
-    if (s.apiGroup === undefined) s.apiGroup = s.kind === 'ServiceAccount' ? '' : rbacGroup;
+/** SetDefaults_RoleBinding / SetDefaults_ClusterRoleBinding and SetDefaults_Subject. */
+function defaultBinding(obj: KubeObject): void {
+  dfltZero(child(obj, 'roleRef'), 'apiGroup', rbacGroup);
+  for (const s of items(obj, 'subjects')) {
+    if (s.apiGroup !== undefined && s.apiGroup !== null && s.apiGroup !== '') continue;
+    if (s.kind === 'ServiceAccount') s.apiGroup = '';
+    else if (s.kind === 'User' || s.kind === 'Group') s.apiGroup = rbacGroup;
   }
 }
 
@@ -228,11 +237,11 @@ function rbacStrategies(): Strategy[] {
     newStrategy({ group: rbacGroup, kind: 'ClusterRole', resource: 'clusterroles', namespaced: false, names: 'path', validate: validateRules }),
     newStrategy({
       group: rbacGroup, kind: 'RoleBinding', resource: 'rolebindings', namespaced: true, names: 'path',
-      defaults: defaultSubjects, validate: (o) => validateBinding(o, true), validateUpdate: roleRefImmutable,
+      defaults: defaultBinding, validate: (o) => validateBinding(o, true), validateUpdate: roleRefImmutable,
     }),
     newStrategy({
       group: rbacGroup, kind: 'ClusterRoleBinding', resource: 'clusterrolebindings', namespaced: false, names: 'path',
-      defaults: defaultSubjects, validate: (o) => validateBinding(o, false), validateUpdate: roleRefImmutable,
+      defaults: defaultBinding, validate: (o) => validateBinding(o, false), validateUpdate: roleRefImmutable,
     }),
   ];
 }
@@ -268,6 +277,10 @@ function storageStrategies(): Strategy[] {
     }),
     newStrategy({
       group: g, kind: 'VolumeAttachment', resource: 'volumeattachments', namespaced: false, hasStatus: true,
+      defaults(obj) {
+        const inline = objAt(objAt(obj.spec, 'source'), 'inlineVolumeSpec');
+        if (inline) defaultPVSpecTypes(inline);
+      },
       validate(obj) {
         const s = specOf(obj);
         const errs: FieldError[] = [];
@@ -286,7 +299,7 @@ function storageStrategies(): Strategy[] {
         dflt(s, 'storageCapacity', false);
         dflt(s, 'fsGroupPolicy', 'ReadWriteOnceWithFSType');
         dflt(s, 'requiresRepublish', false);
-        dflt(s, 'volumeLifecycleModes', ['Persistent']);
+        if (!Array.isArray(s.volumeLifecycleModes) || s.volumeLifecycleModes.length === 0) s.volumeLifecycleModes = ['Persistent'];
         dflt(s, 'seLinuxMount', false);
       },
     }),
@@ -313,7 +326,13 @@ function networkingStrategies(): Strategy[] {
         return errs;
       },
     }),
-    newStrategy({ group: g, kind: 'IngressClass', resource: 'ingressclasses', namespaced: false, tracksGeneration: true }),
+    newStrategy({
+      group: g, kind: 'IngressClass', resource: 'ingressclasses', namespaced: false, tracksGeneration: true,
+      defaults(obj) {
+        const params = objAt(obj.spec, 'parameters');
+        if (params) dflt(params, 'scope', 'Cluster');
+      },
+    }),
     newStrategy({
       group: g, kind: 'NetworkPolicy', resource: 'networkpolicies', namespaced: true, tracksGeneration: true,
       defaults(obj) {
@@ -371,8 +390,21 @@ function miscStrategies(): Strategy[] {
       group: 'apiextensions.k8s.io', kind: 'CustomResourceDefinition', resource: 'customresourcedefinitions', namespaced: false,
       hasStatus: true, tracksGeneration: true,
       defaults(obj) {
+        // SetDefaults_CustomResourceDefinition(Spec) and the conversion webhook's service port.
         const s = child(obj, 'spec');
-        dflt(child(s, 'conversion'), 'strategy', 'None');
+        const names = child(s, 'names');
+        if (typeof names.kind === 'string') {
+          dfltZero(names, 'singular', names.kind.toLowerCase());
+          if (names.kind) dfltZero(names, 'listKind', `${names.kind}List`);
+        }
+        dflt(s, 'conversion', { strategy: 'None' });
+        const service = objAt(objAt(objAt(s.conversion, 'webhook'), 'clientConfig'), 'service');
+        if (service) dflt(service, 'port', 443);
+        const st = child(obj, 'status');
+        if (!Array.isArray(st.storedVersions) || st.storedVersions.length === 0) {
+          const storage = items(s, 'versions').find((v) => v.storage === true);
+          if (storage) st.storedVersions = [storage.name];
+        }
       },
       validate(obj) {
         const s = specOf(obj);

@@ -3,77 +3,181 @@
  * (pkg/apis/core/v1/defaults.go SetDefaults_PodSpec / _Container / _Probe /
  * _Volume, and the validatePodSpec part of core validation).
  */
-import type { PodSpec, Container, PodTemplateSpec, Probe, Volume } from 'kubernetes-types/core/v1.js';
+import type { PodSpec, Container, PodTemplateSpec } from 'kubernetes-types/core/v1.js';
 import { type FieldError, invalid, required, duplicate, notFound, isDNS1123Label, isValidPortName, isValidPortNum } from '../../api/validation.js';
 import { oneOf, nonNegative, validateLabels, validateAnnotations } from './meta-validation.js';
-import { child, dflt } from './generic.js';
-import { compareQuantities, isQuantity } from './quantities.js';
+import { child, dflt, dfltZero, items, objAt } from './generic.js';
+import { compareQuantities, isQuantity, roundUpResourceList } from './quantities.js';
 
 type Obj = Record<string, unknown>;
 
-/** `Always` for `:latest` or untagged images, `IfNotPresent` otherwise (digests included). */
+const pathComponent = '[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*';
+const domainComponent = '(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])';
+const domain = `(?:${domainComponent}(?:\\.${domainComponent})*|\\[[a-fA-F0-9:]+\\])(?::[0-9]+)?`;
+const referenceRe = new RegExp(
+  `^((?:${domain}/)?${pathComponent}(?:/${pathComponent})*)(?::([\\w][\\w.-]{0,127}))?(?:@([A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-zA-Z]+))?$`,
+);
+const digestLengths: Record<string, number> = { sha256: 64, sha384: 96, sha512: 128 };
+
+/**
+ * The tag parsers.ParseImageName finds in an image reference (docker's
+ * ParseNormalizedNamed): the written tag, `latest` when there is neither a
+ * tag nor a digest, '' with only a digest; undefined when the reference does
+ * not parse (upper case, bad digest, ...).
+ */
+export function imageTag(image: string): string | undefined {
+  if (/^[a-f0-9]{64}$/.test(image)) return undefined;
+  const m = referenceRe.exec(image);
+  if (!m || m[1]!.length > 255) return undefined;
+  const [, , tag, digest] = m;
+  if (digest !== undefined) {
+    const [alg, hex] = digest.split(':') as [string, string];
+    if (digestLengths[alg] !== hex.length || !/^[a-f0-9]+$/.test(hex)) return undefined;
+  }
+  if (tag !== undefined) return tag;
+  return digest !== undefined ? '' : 'latest';
+}
+
+/** SetDefaults_Container's pull policy: `Always` for a `latest` tag (written or implied), else `IfNotPresent` (unparsable images too). */
 export function defaultImagePullPolicy(image: string): 'Always' | 'IfNotPresent' {
-  if (image.includes('@')) return 'IfNotPresent';
-  const lastSlash = image.lastIndexOf('/');
-  const colon = image.indexOf(':', lastSlash + 1);
-  if (colon < 0) return 'Always';
-  return image.slice(colon + 1) === 'latest' ? 'Always' : 'IfNotPresent';
+  return imageTag(image) === 'latest' ? 'Always' : 'IfNotPresent';
 }
 
-function defaultProbe(p: Probe | undefined): void {
-  if (!p) return;
-  const o = p as Obj;
-  dflt(o, 'timeoutSeconds', 1);
-  dflt(o, 'periodSeconds', 10);
-  dflt(o, 'successThreshold', 1);
-  dflt(o, 'failureThreshold', 3);
-  if (p.httpGet) {
-    dflt(p.httpGet, 'path', '/');
-    dflt(p.httpGet, 'scheme', 'HTTP');
-  }
+/** SetDefaults_HTTPGetAction. */
+function defaultHTTPGet(h: unknown): void {
+  if (!h || typeof h !== 'object') return;
+  dfltZero(h, 'path', '/');
+  dfltZero(h, 'scheme', 'HTTP');
 }
 
-function defaultContainer(c: Container, hostNetwork: boolean): void {
-  const o = c as unknown as Obj;
-  // Upstream parses the image ignoring errors: no (parsable) image gives IfNotPresent.
-  if (c.imagePullPolicy === undefined) c.imagePullPolicy = c.image ? defaultImagePullPolicy(c.image) : 'IfNotPresent';
-  dflt(o, 'terminationMessagePath', '/dev/termination-log');
-  dflt(o, 'terminationMessagePolicy', 'File');
-  dflt(o, 'resources', {});
-  for (const p of c.ports ?? []) {
-    dflt(p, 'protocol', 'TCP');
-    if (hostNetwork && p.hostPort === undefined) p.hostPort = p.containerPort;
+/** SetDefaults_Probe plus its handler's defaults (httpGet; grpc.service `""` from the +default marker). */
+function defaultProbe(p: unknown): void {
+  if (!p || typeof p !== 'object') return;
+  dfltZero(p, 'timeoutSeconds', 1);
+  dfltZero(p, 'periodSeconds', 10);
+  dfltZero(p, 'successThreshold', 1);
+  dfltZero(p, 'failureThreshold', 3);
+  defaultHTTPGet(objAt(p, 'httpGet'));
+  const grpc = objAt(p, 'grpc');
+  if (grpc) dflt(grpc, 'service', '');
+}
+
+/** SetDefaults_Container (and the ephemeral containers' common part) with its ports, env, probes and lifecycle hooks. */
+function defaultContainer(c: Obj): void {
+  if (c.imagePullPolicy === undefined || c.imagePullPolicy === null || c.imagePullPolicy === '') {
+    // Upstream parses the image ignoring errors: no (parsable) image gives IfNotPresent.
+    c.imagePullPolicy = typeof c.image === 'string' ? defaultImagePullPolicy(c.image) : 'IfNotPresent';
   }
-  for (const e of c.env ?? []) {
-    if (e.valueFrom?.fieldRef) dflt(e.valueFrom.fieldRef, 'apiVersion', 'v1');
+  dfltZero(c, 'terminationMessagePath', '/dev/termination-log');
+  dfltZero(c, 'terminationMessagePolicy', 'File');
+  dflt(c, 'resources', {});
+  for (const p of items(c, 'ports')) dfltZero(p, 'protocol', 'TCP');
+  for (const e of items(c, 'env')) {
+    const from = objAt(e, 'valueFrom');
+    const fieldRef = objAt(from, 'fieldRef');
+    if (fieldRef) dfltZero(fieldRef, 'apiVersion', 'v1');
+    const fileKeyRef = objAt(from, 'fileKeyRef');
+    if (fileKeyRef) dflt(fileKeyRef, 'optional', false);
   }
+  const res = objAt(c, 'resources');
+  roundUpResourceList(objAt(res, 'limits'));
+  roundUpResourceList(objAt(res, 'requests'));
   defaultProbe(c.livenessProbe);
   defaultProbe(c.readinessProbe);
   defaultProbe(c.startupProbe);
+  const lifecycle = objAt(c, 'lifecycle');
+  defaultHTTPGet(objAt(objAt(lifecycle, 'postStart'), 'httpGet'));
+  defaultHTTPGet(objAt(objAt(lifecycle, 'preStop'), 'httpGet'));
 }
 
-function defaultVolume(v: Volume): void {
-  const sources = Object.keys(v).filter((k) => k !== 'name');
-  if (sources.length === 0) (v as unknown as Obj).emptyDir = {};
-  if (v.secret) dflt(v.secret, 'defaultMode', 420);
-  if (v.configMap) dflt(v.configMap, 'defaultMode', 420);
-  if (v.downwardAPI) dflt(v.downwardAPI, 'defaultMode', 420);
-  if (v.projected) dflt(v.projected, 'defaultMode', 420);
-  if (v.hostPath) dflt(v.hostPath, 'type', '');
+function defaultFieldRefs(downwardAPI: Obj | undefined): void {
+  for (const item of items(downwardAPI, 'items')) {
+    const ref = objAt(item, 'fieldRef');
+    if (ref) dfltZero(ref, 'apiVersion', 'v1');
+  }
 }
 
-/** SetDefaults_PodSpec and its containers, volumes and probes. Mutates spec. */
+/** SetDefaults_PersistentVolumeClaimSpec (claims, claim templates, ephemeral volumes). */
+export function defaultPVCSpec(spec: Obj): void {
+  dflt(spec, 'volumeMode', 'Filesystem');
+  const res = objAt(spec, 'resources');
+  roundUpResourceList(objAt(res, 'limits'));
+  roundUpResourceList(objAt(res, 'requests'));
+}
+
+/**
+ * The defaults of the volume sources a pod volume and a PersistentVolume
+ * share: hostPath type, the +default markers of iscsi, rbd, azureDisk and
+ * scaleIO.
+ */
+export function defaultVolumeSource(src: Obj): void {
+  const hostPath = objAt(src, 'hostPath');
+  if (hostPath) dflt(hostPath, 'type', '');
+  const iscsi = objAt(src, 'iscsi');
+  if (iscsi) dfltZero(iscsi, 'iscsiInterface', 'default');
+  const rbd = objAt(src, 'rbd');
+  if (rbd) {
+    dfltZero(rbd, 'pool', 'rbd');
+    dfltZero(rbd, 'user', 'admin');
+    dfltZero(rbd, 'keyring', '/etc/ceph/keyring');
+  }
+  const azureDisk = objAt(src, 'azureDisk');
+  if (azureDisk) {
+    dflt(azureDisk, 'cachingMode', 'ReadWrite');
+    dflt(azureDisk, 'fsType', 'ext4');
+    dflt(azureDisk, 'readOnly', false);
+    dflt(azureDisk, 'kind', 'Shared');
+  }
+  const scaleIO = objAt(src, 'scaleIO');
+  if (scaleIO) {
+    dfltZero(scaleIO, 'storageMode', 'ThinProvisioned');
+    dfltZero(scaleIO, 'fsType', 'xfs');
+  }
+}
+
+/** SetDefaults_Volume and the defaults of its source. */
+function defaultVolume(v: Obj): void {
+  const sources = Object.keys(v).filter((k) => k !== 'name' && v[k] !== undefined && v[k] !== null);
+  if (sources.length === 0) v.emptyDir = {};
+  defaultVolumeSource(v);
+  for (const k of ['secret', 'configMap', 'downwardAPI', 'projected']) {
+    const src = objAt(v, k);
+    if (src) dflt(src, 'defaultMode', 420);
+  }
+  defaultFieldRefs(objAt(v, 'downwardAPI'));
+  for (const source of items(objAt(v, 'projected'), 'sources')) {
+    defaultFieldRefs(objAt(source, 'downwardAPI'));
+    const token = objAt(source, 'serviceAccountToken');
+    if (token) dflt(token, 'expirationSeconds', 3600);
+  }
+  const claim = objAt(objAt(v, 'ephemeral'), 'volumeClaimTemplate');
+  if (claim) defaultPVCSpec(child(claim, 'spec'));
+  const image = objAt(v, 'image');
+  if (image && (image.pullPolicy === undefined || image.pullPolicy === null || image.pullPolicy === '')) {
+    image.pullPolicy = typeof image.reference === 'string' && imageTag(image.reference) === 'latest' ? 'Always' : 'IfNotPresent';
+  }
+}
+
+/**
+ * SetDefaults_PodSpec with its containers, volumes and probes: what every
+ * pod template gets. Pod-only defaults (requests from limits, service links,
+ * host-network ports) are in pods.ts. Mutates spec.
+ */
 export function defaultPodSpec(spec: PodSpec): void {
   const o = spec as unknown as Obj;
-  dflt(o, 'dnsPolicy', 'ClusterFirst');
-  dflt(o, 'restartPolicy', 'Always');
-  dflt(o, 'terminationGracePeriodSeconds', 30);
+  dfltZero(o, 'dnsPolicy', 'ClusterFirst');
+  dfltZero(o, 'restartPolicy', 'Always');
   dflt(o, 'securityContext', {});
-  dflt(o, 'schedulerName', 'default-scheduler');
-  const hostNetwork = spec.hostNetwork === true;
-  for (const c of spec.initContainers ?? []) defaultContainer(c, hostNetwork);
-  for (const c of spec.containers ?? []) defaultContainer(c, hostNetwork);
-  for (const v of spec.volumes ?? []) defaultVolume(v);
+  dflt(o, 'terminationGracePeriodSeconds', 30);
+  dfltZero(o, 'schedulerName', 'default-scheduler');
+  for (const v of items(o, 'volumes')) defaultVolume(v);
+  for (const c of items(o, 'initContainers')) defaultContainer(c);
+  for (const c of items(o, 'containers')) defaultContainer(c);
+  for (const c of items(o, 'ephemeralContainers')) defaultContainer(c);
+  roundUpResourceList(o.overhead);
+  const res = objAt(o, 'resources');
+  roundUpResourceList(objAt(res, 'limits'));
+  roundUpResourceList(objAt(res, 'requests'));
 }
 
 /** Defaults of a pod template (spec only; pods get their pod-only defaults in pods.ts). */

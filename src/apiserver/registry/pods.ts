@@ -7,7 +7,7 @@ import type { Pod, PodSpec, PodTemplate, Toleration, Container } from 'kubernete
 import type { KubeObject } from '../../api/types.js';
 import type { Strategy } from './strategy.js';
 import { type FieldError, invalid, forbidden } from '../../api/validation.js';
-import { newStrategy, child, dflt, meta } from './generic.js';
+import { newStrategy, child, dflt, meta, items, objAt } from './generic.js';
 import { defaultPodSpec, validatePodSpec, validatePodTemplate, defaultPodTemplate } from './pod-spec.js';
 import { deepEqual } from './meta-validation.js';
 import { addQuantities, compareQuantities, isQuantity } from './quantities.js';
@@ -24,18 +24,109 @@ function spec(obj: KubeObject): PodSpec {
   return (obj.spec ?? {}) as PodSpec;
 }
 
-/** SetDefaults_Pod: requests from limits, enableServiceLinks, plus the pod spec defaults. */
+/** SetDefaults_Pod: requests from limits, pod-level requests (and hugepage limits), enableServiceLinks, host-network ports; then the pod spec defaults. */
 function defaultPod(obj: KubeObject): void {
   const s = child(obj, 'spec') as unknown as PodSpec;
-  for (const c of [...(s.initContainers ?? []), ...(s.containers ?? [])]) {
-    const limits = c.resources?.limits;
-    if (!limits || Object.keys(limits).length === 0) continue;
-    const res = (c.resources ??= {});
-    const requests = (res.requests ??= {});
+  const o = s as unknown as Obj;
+  for (const c of [...items(o, 'containers'), ...items(o, 'initContainers')]) {
+    const res = objAt(c, 'resources');
+    const limits = objAt(res, 'limits');
+    if (!res || !limits) continue;
+    const requests = (objAt(res, 'requests') ?? (res.requests = {})) as Obj;
     for (const [k, v] of Object.entries(limits)) if (requests[k] === undefined) requests[k] = v;
   }
-  dflt(s, 'enableServiceLinks', true);
+  defaultHugePagePodLimits(s);
+  defaultPodRequests(s);
+  dflt(o, 'enableServiceLinks', true);
+  if (s.hostNetwork === true) {
+    for (const c of [...items(o, 'containers'), ...items(o, 'initContainers')]) {
+      for (const p of items(c, 'ports')) if (!p.hostPort) p.hostPort = p.containerPort;
+    }
+  }
   defaultPodSpec(s);
+}
+
+// Pod-level resources (KEP-2837, PodLevelResources): cpu, memory and hugepages.
+const isHugePages = (name: string) => name.startsWith('hugepages-');
+const supportedPodLevel = (name: string) => name === 'cpu' || name === 'memory' || isHugePages(name);
+/** IsOvercommitAllowed for the pod-level resources: cpu and memory. */
+const overcommitAllowed = (name: string) => name === 'cpu' || name === 'memory';
+
+function resourceList(c: Obj, kind: 'requests' | 'limits'): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(objAt(objAt(c, 'resources'), kind) ?? {})) {
+    if ((typeof v === 'string' || typeof v === 'number') && isQuantity(String(v))) out[k] = String(v);
+  }
+  return out;
+}
+
+function addInto(sum: Record<string, string>, list: Record<string, string>): void {
+  for (const [k, v] of Object.entries(list)) sum[k] = sum[k] === undefined ? v : addQuantities(sum[k]!, v);
+}
+
+function maxInto(max: Record<string, string>, list: Record<string, string>): void {
+  for (const [k, v] of Object.entries(list)) if (max[k] === undefined || compareQuantities(v, max[k]!) > 0) max[k] = v;
+}
+
+/**
+ * resourcehelper.AggregateContainerRequests / AggregateContainerLimits: the
+ * sum over containers and sidecars, at least the largest init container
+ * (plus the sidecars started before it).
+ */
+function aggregateContainers(s: PodSpec, kind: 'requests' | 'limits'): Record<string, string> {
+  const o = s as unknown as Obj;
+  const total: Record<string, string> = {};
+  for (const c of items(o, 'containers')) addInto(total, resourceList(c, kind));
+  const sidecars: Record<string, string> = {};
+  const initMax: Record<string, string> = {};
+  for (const c of items(o, 'initContainers')) {
+    const list = resourceList(c, kind);
+    if (c.restartPolicy === 'Always') {
+      addInto(total, list);
+      addInto(sidecars, list);
+      maxInto(initMax, sidecars);
+    } else {
+      const tmp: Record<string, string> = {};
+      addInto(tmp, list);
+      addInto(tmp, sidecars);
+      maxInto(initMax, tmp);
+    }
+  }
+  maxInto(total, initMax);
+  return total;
+}
+
+function podResources(s: PodSpec): Obj | undefined {
+  return objAt(s, 'resources');
+}
+
+/** defaultHugePagePodLimits: pod-level hugepage limits from the containers' when pod-level resources are partly set. */
+function defaultHugePagePodLimits(s: PodSpec): void {
+  const res = podResources(s);
+  if (!res) return;
+  const limits = objAt(res, 'limits');
+  const requests = objAt(res, 'requests');
+  if (Object.keys(limits ?? {}).length === 0 && Object.keys(requests ?? {}).length === 0) return;
+  const podLims: Obj = { ...(limits ?? {}) };
+  for (const [k, v] of Object.entries(aggregateContainers(s, 'limits'))) {
+    if (!supportedPodLevel(k) || !isHugePages(k)) continue;
+    if (requests?.[k] !== undefined) continue;
+    if (podLims[k] === undefined) podLims[k] = v;
+  }
+  if (Object.keys(podLims).length > 0) res.limits = podLims;
+}
+
+/** defaultPodRequests: with pod-level limits, pod-level requests from the containers' requests, else from the limits. */
+function defaultPodRequests(s: PodSpec): void {
+  const res = podResources(s);
+  const limits = objAt(res, 'limits');
+  if (!res || !limits || Object.keys(limits).length === 0) return;
+  const podReqs: Obj = { ...(objAt(res, 'requests') ?? {}) };
+  for (const [k, v] of Object.entries(aggregateContainers(s, 'requests'))) {
+    if (podReqs[k] === undefined && supportedPodLevel(k) && overcommitAllowed(k)) podReqs[k] = v;
+  }
+  for (const [k, v] of Object.entries(limits)) if (podReqs[k] === undefined && supportedPodLevel(k)) podReqs[k] = v;
+  if (Object.keys(podReqs).length > 0) res.requests = podReqs;
 }
 
 const notReadyTaint = 'node.kubernetes.io/not-ready';

@@ -71,7 +71,8 @@ describe('strategyFor', () => {
     const hs = hpa.spec as Record<string, any>;
     assert.equal(hs.minReplicas, 1);
     assert.deepEqual(hs.metrics, [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 80 } } }]);
-    assert.equal(hs.behavior.scaleDown.stabilizationWindowSeconds, 300);
+    // Scale-down keeps no window: the controller's --horizontal-pod-autoscaler-downscale-stabilization applies.
+    assert.equal(hs.behavior.scaleDown.stabilizationWindowSeconds, undefined);
     assert.equal(hs.behavior.scaleUp.policies.length, 2);
     assert.deepEqual(s.validate(hpa), []);
 

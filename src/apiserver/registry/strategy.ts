@@ -15,6 +15,7 @@ import { coreStrategies } from './core.js';
 import { appsStrategies } from './apps.js';
 import { batchStrategies } from './batch.js';
 import { otherStrategies } from './others.js';
+import { serverConfigStrategies } from './server-config.js';
 
 export type { FieldError, Scale };
 
@@ -67,7 +68,7 @@ function key(group: string, resource: string): string {
 function strategies(): Map<string, Strategy> {
   if (!table) {
     table = new Map();
-    for (const s of [...podStrategies(), ...coreStrategies(), ...appsStrategies(), ...batchStrategies(), ...otherStrategies()]) {
+    for (const s of [...podStrategies(), ...coreStrategies(), ...appsStrategies(), ...batchStrategies(), ...otherStrategies(), ...serverConfigStrategies()]) {
       table.set(key(s.group, s.resource), s);
     }
   }

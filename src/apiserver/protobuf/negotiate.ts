@@ -1,0 +1,174 @@
+/**
+ * Output media type negotiation, as kube-apiserver does it
+ * (k8s.io/apiserver/pkg/endpoints/handlers/negotiation, goautoneg):
+ *
+ * - The Accept clauses are ordered by q (highest first), then concrete
+ *   types before wildcards, otherwise as sent. The first clause that one of
+ *   the server's serializers (JSON, YAML, protobuf, in that order) matches
+ *   and whose parameters the endpoint allows wins; `*\/*` and `application/*`
+ *   therefore mean JSON. No Accept header means JSON.
+ * - `as`/`g`/`v` ask for a transformation: Table (meta.k8s.io v1 or
+ *   v1beta1) in JSON or YAML only; PartialObjectMetadata(List) in any
+ *   encoding, protobuf included and for custom resources too. Any other
+ *   `as` skips the clause.
+ * - Objects of custom resources (and of kinds without a protobuf message)
+ *   are never protobuf: such a clause is skipped, so `protobuf, *\/*`
+ *   gives JSON, and protobuf alone gives 406 Not Acceptable.
+ * - `stream=watch` is allowed for serializers with a stream form (JSON,
+ *   protobuf); any other stream value skips the clause. Watches also need
+ *   that stream form: a winning YAML clause is 406.
+ * - Statuses (errors) are negotiated without transformation: a clause with
+ *   `as` is skipped; when nothing matches, the Status goes out as JSON.
+ *
+ * YAML output is not implemented: a YAML choice is answered in JSON, as
+ * before negotiation existed here.
+ */
+
+export type Rendering = 'object' | 'metadata' | 'table';
+export type Encoding = 'json' | 'protobuf';
+
+export interface MediaChoice {
+  rendering: Rendering;
+  encoding: Encoding;
+  /** The client chose YAML, which is answered in JSON. */
+  yaml?: boolean;
+}
+
+export interface NegotiationTarget {
+  /** The endpoint's own objects may be sent as protobuf (built-in kinds). */
+  protobuf: boolean;
+  /** A watch: only serializers with a stream form qualify. */
+  stream?: boolean;
+  /** Default restrictions (errors, discovery): no transformation at all. */
+  noTransform?: boolean;
+}
+
+interface Clause {
+  type: string;
+  subType: string;
+  q: number;
+  params: Map<string, string>;
+}
+
+interface Serializer {
+  type: string;
+  subType: string;
+  encoding: Encoding;
+  yaml: boolean;
+  stream: boolean;
+}
+
+const serializers: Serializer[] = [
+  { type: 'application', subType: 'json', encoding: 'json', yaml: false, stream: true },
+  { type: 'application', subType: 'yaml', encoding: 'json', yaml: true, stream: false },
+  { type: 'application', subType: 'vnd.kubernetes.protobuf', encoding: 'protobuf', yaml: false, stream: true },
+];
+
+/** goautoneg.ParseAccept: clauses in preference order. */
+export function parseAccept(header: string): Clause[] {
+  const out: Clause[] = [];
+  for (const rawPart of header.split(',')) {
+    const part = rawPart.replace(/^ +| +$/g, '');
+    if (part === '') continue;
+    const [range, ...paramParts] = part.split(';');
+    const slash = range!.split('/');
+    const type = slash[0]!.replace(/^ +| +$/g, '');
+    let subType: string;
+    if (slash.length === 1) {
+      if (type !== '*') continue;
+      subType = '*';
+    } else if (slash.length === 2) {
+      subType = slash[1]!.replace(/^ +| +$/g, '');
+    } else continue;
+    const c: Clause = { type, subType, q: 1, params: new Map() };
+    for (const p of paramParts) {
+      const kv = p.split('=');
+      if (kv.length !== 2) continue;
+      const k = kv[0]!.replace(/^ +| +$/g, '');
+      if (k === 'q') {
+        const q = Number(kv[1]);
+        c.q = Number.isFinite(q) ? q : 0;
+      } else c.params.set(k, kv[1]!.replace(/^ +| +$/g, ''));
+    }
+    out.push(c);
+  }
+  // Go's sort.Sort on short slices is an insertion sort: stable, with this Less.
+  const less = (a: Clause, b: Clause): boolean => a.q > b.q || (a.type !== '*' && b.type === '*') || (a.subType !== '*' && b.subType === '*');
+  for (let i = 1; i < out.length; i++) {
+    for (let j = i; j > 0 && less(out[j]!, out[j - 1]!); j--) {
+      const t = out[j]!;
+      out[j] = out[j - 1]!;
+      out[j - 1] = t;
+    }
+  }
+  return out;
+}
+
+function matches(c: Clause, s: Serializer): boolean {
+  return (c.type === s.type && (c.subType === s.subType || c.subType === '*')) || (c.type === '*' && c.subType === '*');
+}
+
+/** The rendering a clause asks for on this serializer, or undefined when the endpoint refuses it. */
+function accepts(c: Clause, s: Serializer, t: NegotiationTarget): Rendering | undefined {
+  let as: string | undefined;
+  let g: string | undefined;
+  let v: string | undefined;
+  for (const [k, val] of c.params) {
+    switch (k) {
+      case 'as':
+        as = val;
+        break;
+      case 'g':
+        g = val;
+        break;
+      case 'v':
+        v = val;
+        break;
+      case 'stream':
+        if (val !== '' && (!s.stream || val !== 'watch')) return undefined;
+        break;
+      case 'sv':
+        if (val !== '' && val !== 'v1') return undefined;
+        break;
+    }
+  }
+  const transform = as !== undefined || g !== undefined || v !== undefined;
+  if (!transform) {
+    if (t.noTransform) return 'object';
+    return s.encoding === 'protobuf' && !t.protobuf ? undefined : 'object';
+  }
+  if (t.noTransform) return undefined;
+  if (g !== 'meta.k8s.io' || (v !== 'v1' && v !== 'v1beta1')) return undefined;
+  switch (as) {
+    case 'Table':
+      return s.encoding === 'json' ? 'table' : undefined;
+    case 'PartialObjectMetadata':
+    case 'PartialObjectMetadataList':
+      return 'metadata';
+    default:
+      return undefined;
+  }
+}
+
+/** The negotiated output, or undefined for 406 Not Acceptable. */
+export function negotiateMedia(accept: string | undefined, t: NegotiationTarget): MediaChoice | undefined {
+  if (accept === undefined || accept === '') return { rendering: 'object', encoding: 'json' };
+  for (const c of parseAccept(accept)) {
+    for (const s of serializers) {
+      if (!matches(c, s)) continue;
+      const rendering = accepts(c, s, t);
+      if (rendering === undefined) continue;
+      if (t.stream && !s.stream) return undefined;
+      return s.yaml ? { rendering, encoding: s.encoding, yaml: true } : { rendering, encoding: s.encoding };
+    }
+  }
+  return undefined;
+}
+
+/** What a 406 lists (upstream's errNotAcceptable). */
+export function notAcceptableMessage(stream: boolean): string {
+  const types = stream
+    ? ['application/json;stream=watch', 'application/vnd.kubernetes.protobuf;stream=watch']
+    : ['application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf'];
+  return `only the following media types are accepted: ${types.join(', ')}`;
+}

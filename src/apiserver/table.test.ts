@@ -1,0 +1,63 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { acceptWithoutTable } from './table.js';
+import { startTestServer, type TestServer } from './test-server.js';
+
+const tableOnly = { Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' };
+const message = 'only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf';
+
+describe('endpoints without a table convertor', () => {
+  it('drop the Table clauses of an Accept header', () => {
+    assert.equal(acceptWithoutTable('application/json;as=Table;v=v1;g=meta.k8s.io'), undefined);
+    assert.equal(acceptWithoutTable('application/json;as=Table;v=v1;g=meta.k8s.io, application/json'), ' application/json');
+    assert.equal(
+      acceptWithoutTable('application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io,application/json; as = Table ;g=meta.k8s.io;v=v1'),
+      'application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io',
+    );
+  });
+
+  describe('on the server', () => {
+    let t: TestServer;
+    before(async () => {
+      t = await startTestServer();
+      await t.request('POST', '/api/v1/namespaces/default/serviceaccounts', { metadata: { name: 'default' } });
+      const pod = await t.request('POST', '/api/v1/namespaces/default/pods', { metadata: { name: 'p' }, spec: { containers: [{ name: 'c', image: 'nginx' }] } });
+      assert.equal(pod.status, 201, pod.text);
+    });
+    after(() => t.close());
+
+    it('refuse Table-only requests with 406: bindings, evictions, token requests, logs', async () => {
+      const binding = { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'p' }, target: { kind: 'Node', name: 'n1' } };
+      const cases: [string, string, unknown][] = [
+        ['POST', '/api/v1/namespaces/default/pods/p/binding', binding],
+        ['POST', '/api/v1/namespaces/default/bindings', binding],
+        ['POST', '/api/v1/namespaces/default/pods/p/eviction', { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: 'p' } }],
+        ['POST', '/api/v1/namespaces/default/serviceaccounts/default/token', { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: {} }],
+        ['GET', '/api/v1/namespaces/default/pods/p/log', undefined],
+      ];
+      for (const [method, path, body] of cases) {
+        const r = await t.request(method, path, body, tableOnly);
+        assert.equal(r.status, 406, `${method} ${path}: ${r.text}`);
+        assert.equal(r.body.reason, 'NotAcceptable');
+        assert.equal(r.body.message, message);
+      }
+      // Nothing happened: the pod is neither bound nor evicted.
+      const pod = await t.request('GET', '/api/v1/namespaces/default/pods/p');
+      assert.equal(pod.status, 200);
+      assert.equal(pod.body.spec.nodeName, undefined);
+    });
+
+    it('serve them when another clause is acceptable', async () => {
+      const r = await t.request('POST', '/api/v1/namespaces/default/pods/p/binding', { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'p' }, target: { kind: 'Node', name: 'n1' } }, {
+        Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io, application/json',
+      });
+      assert.equal(r.status, 201, r.text);
+    });
+
+    it('leave the endpoints with tables alone: pods/status renders a Table', async () => {
+      const r = await t.request('GET', '/api/v1/namespaces/default/pods/p/status', undefined, tableOnly);
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.body.kind, 'Table');
+    });
+  });
+});
