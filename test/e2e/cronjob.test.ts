@@ -6,7 +6,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { waitFor, type KcmProcess } from './harness.js';
-import { manifestVersion, onRealApiServer, startCluster } from './cluster.js';
+import { manifestVersion, notServedFor120, onRealApiServer, startCluster } from './cluster.js';
 
 let kcm: KcmProcess;
 before(async () => {
@@ -20,7 +20,7 @@ const apply = (obj: unknown) => kcm.kubectlOk(['apply', '--validate=false', '-n'
 const getJson = async (args: string[]) => JSON.parse(await kcm.kubectlOk(['get', '-n', 'default', '-o', 'json', ...args]));
 
 describe('cronjob e2e', () => {
-  it('creates a job every minute and keeps successfulJobsHistoryLimit jobs', { timeout: 330_000 }, async () => {
+  it('creates a job every minute and keeps successfulJobsHistoryLimit jobs', { timeout: 330_000, skip: notServedFor120('cronjobs') }, async () => {
     await apply({
       apiVersion: manifestVersion('CronJob'),
       kind: 'CronJob',

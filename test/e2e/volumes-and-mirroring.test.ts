@@ -7,7 +7,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { waitFor, type KcmProcess } from './harness.js';
-import { startCluster } from './cluster.js';
+import { notServedFor120, startCluster } from './cluster.js';
 
 let kcm: KcmProcess;
 before(async () => {
@@ -46,7 +46,7 @@ describe('persistent volumes and endpointslice mirroring with kubectl', { timeou
     await waitFor(async () => (await getJson<{ status?: { phase?: string } }>(['get', 'pv', 'e2e-small'])).status?.phase === 'Released' || undefined, 30_000, 'volume Released');
   });
 
-  it('mirrors the Endpoints of a Service without a selector into an EndpointSlice', async () => {
+  it('mirrors the Endpoints of a Service without a selector into an EndpointSlice', { skip: notServedFor120('endpointslices') }, async () => {
     await kcm.kubectlOk(['apply', '-f', '-'], {
       input: docs(
         { apiVersion: 'v1', kind: 'Service', metadata: { name: 'external' }, spec: { ports: [{ name: 'http', port: 80 }] } },
