@@ -91,3 +91,55 @@ describe("Go's JSON round trip on every write path", () => {
     assert.deepEqual(res.body.status, { replicas: 0, observedGeneration: 1 });
   });
 });
+
+describe('the same object whether written as JSON or as protobuf, per kind', () => {
+  let t: TestServer;
+  before(async () => {
+    t = await startTestServer();
+    await t.request('POST', `${ns}/serviceaccounts`, { metadata: { name: 'default' } });
+  });
+  after(async () => {
+    await t.close();
+  });
+  const tmpl = (app: string) => ({ metadata: { labels: { app } }, spec: { containers: [{ name: 'c', image: 'i:1', ports: [{ containerPort: 80 }] }] } });
+  const sel = (app: string) => ({ matchLabels: { app } });
+  const kinds: Array<[string, Record<string, unknown>]> = [
+    ['/api/v1/namespaces/default/pods', { apiVersion: 'v1', kind: 'Pod', spec: tmpl('p').spec }],
+    ['/api/v1/namespaces/default/services', { apiVersion: 'v1', kind: 'Service', spec: { selector: { app: 's' }, ports: [{ port: 80 }] } }],
+    ['/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', data: { a: '' } }],
+    ['/api/v1/namespaces/default/secrets', { apiVersion: 'v1', kind: 'Secret', data: { a: '' } }],
+    ['/api/v1/namespaces/default/endpoints', { apiVersion: 'v1', kind: 'Endpoints', subsets: [{ addresses: [{ ip: '10.0.0.1' }], ports: [{ port: 80 }] }] }],
+    ['/api/v1/namespaces/default/persistentvolumeclaims', { apiVersion: 'v1', kind: 'PersistentVolumeClaim', spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }],
+    ['/apis/apps/v1/namespaces/default/deployments', { apiVersion: 'apps/v1', kind: 'Deployment', spec: { replicas: 0, selector: sel('d'), template: tmpl('d') } }],
+    ['/apis/apps/v1/namespaces/default/replicasets', { apiVersion: 'apps/v1', kind: 'ReplicaSet', spec: { replicas: 0, selector: sel('r'), template: tmpl('r') } }],
+    ['/apis/apps/v1/namespaces/default/statefulsets', { apiVersion: 'apps/v1', kind: 'StatefulSet', spec: { replicas: 0, serviceName: 's', selector: sel('s'), template: tmpl('s') } }],
+    ['/apis/apps/v1/namespaces/default/daemonsets', { apiVersion: 'apps/v1', kind: 'DaemonSet', spec: { selector: sel('ds'), template: tmpl('ds') } }],
+    ['/apis/batch/v1/namespaces/default/jobs', { apiVersion: 'batch/v1', kind: 'Job', spec: { parallelism: 0, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'i:1' }] } } } }],
+    ['/apis/batch/v1/namespaces/default/cronjobs', { apiVersion: 'batch/v1', kind: 'CronJob', spec: { schedule: '@daily', suspend: false, jobTemplate: { spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'i:1' }] } } } } } }],
+    ['/apis/discovery.k8s.io/v1/namespaces/default/endpointslices', { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', addressType: 'IPv4', endpoints: [] }],
+    ['/apis/policy/v1/namespaces/default/poddisruptionbudgets', { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', spec: { minAvailable: 0, selector: sel('p') } }],
+    ['/apis/coordination.k8s.io/v1/namespaces/default/leases', { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', spec: { leaseDurationSeconds: 10, leaseTransitions: 0 } }],
+  ];
+  /** What differs between two objects of different names by construction. */
+  const comparable = (o: Record<string, any>) => {
+    const c = structuredClone(o);
+    const uid = c.metadata.uid;
+    for (const k of ['name', 'uid', 'resourceVersion', 'creationTimestamp', 'managedFields']) delete c.metadata[k];
+    if (c.spec?.clusterIP) delete c.spec.clusterIP, delete c.spec.clusterIPs;
+    // Names and uids the server derives from the object's own (job labels, generated volume names).
+    return JSON.parse(JSON.stringify(c).replaceAll(uid, '<uid>').replace(/via-(json|pb)/g, '<name>').replace(/kube-api-access-[a-z0-9]{5}/g, 'kube-api-access-<rand>'));
+  };
+  for (const [path, obj] of kinds) {
+    it(`${obj.kind}: a JSON and a protobuf create read back alike`, async () => {
+      const a = await t.request('POST', path, { ...obj, metadata: { name: 'via-json' } });
+      assert.equal(a.status, 201, a.text);
+      const body = encodeKubernetesProtobuf({ ...obj, metadata: { name: 'via-pb' } });
+      assert.ok(body, `${obj.kind} has a protobuf message`);
+      const b = await t.request('POST', path, body, { 'Content-Type': protobufMediaType });
+      assert.equal(b.status, 201, b.text);
+      const ja = (await t.request('GET', `${path}/via-json`)).body;
+      const jb = (await t.request('GET', `${path}/via-pb`)).body;
+      assert.deepEqual(comparable(jb), comparable(ja));
+    });
+  }
+});

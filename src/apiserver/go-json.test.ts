@@ -40,6 +40,8 @@ describe('objects as Go writes them', () => {
     const es = norm({ apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'e' }, addressType: 'IPv4' });
     assert.equal(es.endpoints, null);
     assert.equal(es.ports, null);
+    const sent = norm({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'r' }, rules: [] });
+    assert.equal(sent.rules, null, 'an empty list reads back as nil after protobuf storage');
   });
 
   it('writes a zero metav1.Time as null, template creationTimestamp included (as Kubernetes up to 1.33)', () => {

@@ -8,7 +8,9 @@
  *   `ownerReferences: []`, no `labels: {}`, no `status.readyReplicas: 0`;
  * - a field without `omitempty` is always written, with its zero value when
  *   the client left it out: `status.replicas: 0` on a StatefulSet scaled to
- *   zero, `endpoints: null` on an EndpointSlice without endpoints;
+ *   zero, `endpoints: null` on an EndpointSlice without endpoints (also when
+ *   the client sent `[]`: kube-apiserver keeps built-in objects as protobuf
+ *   in etcd, where an empty list is a nil one);
  * - a struct (not a pointer) is always written, `{}` when empty
  *   (`status: {}`, `loadBalancer: {}`);
  * - a pointer keeps whatever it points to, zero included (`spec.replicas: 0`);
@@ -180,6 +182,12 @@ export function normalizeGoStruct(obj: Record<string, unknown>, def: string): vo
     }
     if (f.omitEmpty && isEmpty(f.shape, v)) {
       delete obj[f.name];
+      continue;
+    }
+    if (Array.isArray(f.shape) && isEmpty(f.shape, v)) {
+      // kube-apiserver stores built-in kinds as protobuf, where an empty list or map and a nil
+      // one are the same: what it reads back (and answers, even to the create) is null.
+      obj[f.name] = null;
       continue;
     }
     normalizeValue(v, f.shape);
