@@ -24,15 +24,16 @@ const sts = (name: string) => ({
   spec: { replicas: 0, serviceName: name, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'db:1' }] } } },
 });
 
+let t: TestServer;
+before(async () => {
+  t = await startTestServer();
+  await t.request('POST', `${ns}/serviceaccounts`, { metadata: { name: 'default' } });
+});
+after(async () => {
+  await t.close();
+});
+
 describe("Go's JSON round trip on every write path", () => {
-  let t: TestServer;
-  before(async () => {
-    t = await startTestServer();
-    await t.request('POST', `${ns}/serviceaccounts`, { metadata: { name: 'default' } });
-  });
-  after(async () => {
-    await t.close();
-  });
 
   it('JSON create: zero counters without omitempty are written, the spec pointer keeps its 0, empty structs appear', async () => {
     assert.equal((await t.request('POST', `${apps}/statefulsets`, sts('json'))).status, 201);
@@ -93,14 +94,6 @@ describe("Go's JSON round trip on every write path", () => {
 });
 
 describe('the same object whether written as JSON or as protobuf, per kind', () => {
-  let t: TestServer;
-  before(async () => {
-    t = await startTestServer();
-    await t.request('POST', `${ns}/serviceaccounts`, { metadata: { name: 'default' } });
-  });
-  after(async () => {
-    await t.close();
-  });
   const tmpl = (app: string) => ({ metadata: { labels: { app } }, spec: { containers: [{ name: 'c', image: 'i:1', ports: [{ containerPort: 80 }] }] } });
   const sel = (app: string) => ({ matchLabels: { app } });
   const kinds: Array<[string, Record<string, unknown>]> = [

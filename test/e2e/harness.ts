@@ -219,17 +219,22 @@ export async function startKcm(subcommand: string, args: string[] = [], opts: St
     stdout: () => out,
     stderr: () => err,
     kubectl,
-    async kubectlOk(a, o) {
-      const r = await kubectl(a, o);
-      if (r.code !== 0) throw new Error(`kubectl ${a.join(' ')} exited ${r.code}: ${r.stderr.trim()}`);
-      return r.stdout;
-    },
+    kubectlOk: kubectlOkWith(kubectl),
     api,
     async stop(o = {}) {
       await dispatcher.close().catch(() => undefined);
       await stopChild(child, 5000);
       if (!o.keepDataDir) rmSync(dataDir, { recursive: true, force: true });
     },
+  };
+}
+
+/** kubectl that must succeed: resolves with stdout, rejects with the exit code and stderr. */
+export function kubectlOkWith(kubectl: KcmProcess['kubectl']): KcmProcess['kubectlOk'] {
+  return async (a, o) => {
+    const r = await kubectl(a, o);
+    if (r.code !== 0) throw new Error(`kubectl ${a.join(' ')} exited ${r.code}: ${r.stderr.trim()}`);
+    return r.stdout;
   };
 }
 

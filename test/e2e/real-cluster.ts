@@ -17,7 +17,7 @@ import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { adminApi, freePort, kcmBin, runKubectl, stopChild, waitFor, type KcmProcess, type KubectlOptions } from './harness.js';
+import { adminApi, freePort, kcmBin, kubectlOkWith, runKubectl, stopChild, waitFor, type KcmProcess, type KubectlOptions } from './harness.js';
 
 export interface RealClusterOptions {
   /** Which controller manager runs: kcm's (default) or the real kube-controller-manager. */
@@ -227,11 +227,7 @@ export async function startRealCluster(opts: RealClusterOptions = {}): Promise<K
     stdout: () => cm.out(),
     stderr: () => procs.map((p) => `--- ${p.name}\n${p.out().slice(-2000)}`).join('\n'),
     kubectl,
-    async kubectlOk(a, o) {
-      const r = await kubectl(a, o);
-      if (r.code !== 0) throw new Error(`kubectl ${a.join(' ')} exited ${r.code}: ${r.stderr.trim()}`);
-      return r.stdout;
-    },
+    kubectlOk: kubectlOkWith(kubectl),
     api,
     async stop(o = {}) {
       await dispatcher.close().catch(() => undefined);
