@@ -5,7 +5,8 @@
  *
  * - `kcm-cm` (default): real kube-apiserver + kube-scheduler, `kcm controller-manager`;
  * - `real-cm`: real kube-apiserver + kube-scheduler + kube-controller-manager (the baseline);
- * - `real-cm-on-kcm`: `kcm apiserver` + real kube-scheduler + real kube-controller-manager.
+ * - `real-cm-on-kcm`: `kcm apiserver` + `kcm scheduler` + real kube-controller-manager (kube-scheduler 1.20
+ *   needs policy/v1beta1, which current Kubernetes no longer serves).
  *
  * Simulated kubelets are `kcm nodes` in every mode. Scenario files call
  * startCluster() and use only kubectl and the API, so they prove the same
