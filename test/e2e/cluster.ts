@@ -61,6 +61,9 @@ export function notServedFor120(resource: 'cronjobs' | 'endpointslices' | 'poddi
   return `kube-controller-manager 1.20 uses ${v} ${resource}, which kcm apiserver (as current Kubernetes) does not serve`;
 }
 
+/** True when the controller manager is the real kube-controller-manager v1.20 (behaviour added since is not there). */
+export const onRealControllerManager = onRealCluster && realMode() !== 'kcm-cm';
+
 /** True when the API server is the real kube-apiserver v1.20 (manifests use the versions it serves). */
 export const onRealApiServer = onRealCluster && realMode() !== 'real-cm-on-kcm';
 
