@@ -277,6 +277,11 @@ export function selectorFromLabelSelector(ls: LabelSelector | null | undefined):
 }
 
 /** metav1.LabelSelectorAsString: '' for null/undefined, else the canonical string. */
+/** True for an absent selector and one with neither matchLabels nor matchExpressions (`{}`). */
+export function labelSelectorIsEmpty(ls: LabelSelector | null | undefined): boolean {
+  return !ls || (Object.keys(ls.matchLabels ?? {}).length === 0 && (ls.matchExpressions ?? []).length === 0);
+}
+
 export function labelSelectorAsString(ls: LabelSelector | null | undefined): string {
   if (ls === null || ls === undefined) return '';
   return selectorFromLabelSelector(ls).toString();

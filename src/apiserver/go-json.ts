@@ -46,18 +46,16 @@ export type GoShape =
 export type GoField = [string, string, GoShape];
 
 /**
- * `omitzero` (Go 1.24) marks one field so far, metadata.creationTimestamp,
- * since Kubernetes 1.34. kcm writes it as Kubernetes up to 1.33 does
- * (`creationTimestamp: null` in an embedded template): the clients in use
- * (kubectl up to 1.33, client-go's daemon.Match, the 1.20 e2e tests) build
- * the ControllerRevision bytes they compare that way.
+ * The `z` flag (`omitzero`, Go 1.24) is not applied. It marks one field so
+ * far, metadata.creationTimestamp, since Kubernetes 1.34; kcm writes it as
+ * Kubernetes up to 1.33 does (`creationTimestamp: null` in an embedded
+ * template), because the clients in use (kubectl up to 1.33, client-go's
+ * daemon.Match, the 1.20 e2e tests) build the ControllerRevision bytes they
+ * compare that way. Its `omitempty` never drops it: a Time is a struct.
  */
-const honourOmitZero = false;
-
 interface Field {
   name: string;
   omitEmpty: boolean;
-  omitZero: boolean;
   pointer: boolean;
   shape: GoShape;
 }
@@ -76,7 +74,7 @@ function table(): Map<string, Field[]> {
   structs = new Map(
     Object.entries(raw).map(([name, fields]) => [
       name,
-      fields.map(([n, flags, shape]) => ({ name: n, omitEmpty: flags.includes('o'), omitZero: flags.includes('z'), pointer: flags.includes('p'), shape })),
+      fields.map(([n, flags, shape]) => ({ name: n, omitEmpty: flags.includes('o'), pointer: flags.includes('p'), shape })),
     ]),
   );
   return structs;
@@ -137,14 +135,6 @@ function isEmpty(shape: GoShape, v: unknown): boolean {
   }
 }
 
-/** True when Go's IsZero (omitzero) holds for a struct value as we hold it. */
-function isZeroStruct(shape: GoShape, v: unknown): boolean {
-  if (v === null || v === undefined) return true;
-  if (shape === 'Time') return false;
-  if (isStruct(shape) && typeof v === 'object' && !Array.isArray(v)) return Object.keys(v).length === 0;
-  return false;
-}
-
 /**
  * Rewrites `obj` in place as Go would encode the struct `def` decoded from
  * it. Values of the wrong JSON type are left as they are (the type check
@@ -158,7 +148,7 @@ export function normalizeGoStruct(obj: Record<string, unknown>, def: string): vo
     let v = has ? obj[f.name] : undefined;
     if (f.pointer) {
       if (v === undefined || v === null) {
-        if (f.omitEmpty || f.omitZero) delete obj[f.name];
+        if (f.omitEmpty) delete obj[f.name];
         else obj[f.name] = null;
         continue;
       }
@@ -166,10 +156,6 @@ export function normalizeGoStruct(obj: Record<string, unknown>, def: string): vo
       continue;
     }
     if (v === null) v = undefined; // null decodes to the zero value of a non-pointer field
-    if (f.omitZero && honourOmitZero && isZeroStruct(f.shape, v)) {
-      delete obj[f.name];
-      continue;
-    }
     if (v === undefined) {
       if (f.omitEmpty && !isStructValue(f.shape)) {
         if (has) delete obj[f.name];

@@ -13,6 +13,8 @@
  *
  * The fallbacks in use are chosen once, by discovery, at start.
  */
+import type { LabelSelector } from 'kubernetes-types/meta/v1.js';
+import { labelSelectorIsEmpty } from '../api/labels.js';
 import type { GroupVersionResource, KubeList, KubeObject, PartialObjectMetadata, WatchEvent } from '../api/types.js';
 import type { KubeClient } from './client.js';
 import type { ResourceInterface, Watch } from './interfaces.js';
@@ -52,14 +54,12 @@ export const pdbEmptySelectorKey = 'pdb.kubernetes.io/deprecated-v1beta1-empty-s
 
 function pdbFallback(): VersionFallback {
   const base = sameShape('policy', 'v1', 'v1beta1', 'poddisruptionbudgets');
-  const isEmpty = (s: unknown) =>
-    !s || (typeof s === 'object' && !((s as { matchLabels?: object }).matchLabels && Object.keys((s as { matchLabels: object }).matchLabels).length) && !((s as { matchExpressions?: unknown[] }).matchExpressions?.length));
   return {
     ...base,
     up(obj) {
       const out = base.up(obj);
-      const spec = (out.spec ??= {}) as { selector?: unknown };
-      if (isEmpty(spec.selector)) spec.selector = { matchExpressions: [{ key: pdbEmptySelectorKey, operator: 'Exists' }] };
+      const spec = (out.spec ??= {}) as { selector?: LabelSelector };
+      if (labelSelectorIsEmpty(spec.selector)) spec.selector = { matchExpressions: [{ key: pdbEmptySelectorKey, operator: 'Exists' }] };
       return out;
     },
     down(obj) {

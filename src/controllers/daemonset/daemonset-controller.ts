@@ -14,7 +14,7 @@ import type { DaemonSet, DaemonSetStatus } from 'kubernetes-types/apps/v1.js';
 import type { Node, Pod } from 'kubernetes-types/core/v1.js';
 import { GVR } from '../../api/gvr.js';
 import { getScaledValueFromIntOrPercent } from '../../api/intstr.js';
-import { selectorFromLabelSelector } from '../../api/labels.js';
+import { labelSelectorIsEmpty, selectorFromLabelSelector } from '../../api/labels.js';
 import { splitKey, type KubeObject } from '../../api/types.js';
 import { isAlreadyExists, isConflict, isNotFound } from '../../client/errors.js';
 import { newQueueWorker, type QueueWorker } from '../../controller/base-controller.js';
@@ -262,7 +262,7 @@ class DaemonSets implements DaemonSetsController {
       }
       const ds = structuredClone(found);
       const sel = ds.spec?.selector;
-      if (!sel || ((sel.matchLabels === undefined || Object.keys(sel.matchLabels).length === 0) && (sel.matchExpressions ?? []).length === 0)) {
+      if (labelSelectorIsEmpty(sel)) {
         this.recorder.event(ds, 'Warning', SELECTING_ALL_REASON, 'This daemon set is selecting all pods. A non-empty selector is required.');
         return;
       }

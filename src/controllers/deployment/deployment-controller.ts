@@ -12,7 +12,7 @@
  */
 import type { LabelSelector } from 'kubernetes-types/meta/v1.js';
 import { GVR } from '../../api/gvr.js';
-import { selectorFromLabelSelector } from '../../api/labels.js';
+import { labelSelectorIsEmpty, selectorFromLabelSelector } from '../../api/labels.js';
 import type { Selector } from '../../api/labels-selector.js';
 import { splitKey } from '../../api/types.js';
 import type { ResourceInterface } from '../../client/interfaces.js';
@@ -237,7 +237,7 @@ class DeploymentControllerImpl implements DeploymentController {
     d.kind = 'Deployment';
 
     const sel = d.spec?.selector;
-    if (sel && Object.keys(sel.matchLabels ?? {}).length === 0 && (sel.matchExpressions ?? []).length === 0) {
+    if (sel && labelSelectorIsEmpty(sel)) {
       this.sc.recorder.event(d, 'Warning', 'SelectingAll', 'This deployment is selecting all pods. A non-empty selector is required.');
       if ((d.status?.observedGeneration ?? 0) < (d.metadata?.generation ?? 0)) {
         d.status = { ...(d.status ?? {}), observedGeneration: d.metadata?.generation ?? 0 };
