@@ -25,6 +25,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import { parseApiVersion } from '../api/types.js';
 import { openApiDataDir, patchMetaTable } from './openapi/openapi-data.js';
 
 /** The JSON form of a Go value type. */
@@ -82,9 +83,8 @@ function table(): Map<string, Field[]> {
 
 /** The Go struct (OpenAPI definition name) of a built-in kind, or undefined (custom resources, unknown kinds). */
 export function goStructOf(apiVersion: string, kind: string): string | undefined {
-  const slash = apiVersion.indexOf('/');
-  const gv = slash < 0 ? `/${apiVersion}` : apiVersion;
-  const def = patchMetaTable().kinds[`${gv}/${kind}`];
+  const { group, version } = parseApiVersion(apiVersion);
+  const def = patchMetaTable().kinds[`${group}/${version}/${kind}`];
   return def && table().has(def) ? def : undefined;
 }
 

@@ -15,7 +15,7 @@
  */
 import type { LabelSelector } from 'kubernetes-types/meta/v1.js';
 import { labelSelectorIsEmpty } from '../api/labels.js';
-import type { GroupVersionResource, KubeList, KubeObject, PartialObjectMetadata, WatchEvent } from '../api/types.js';
+import { apiVersionOf, type GroupVersionResource, type KubeList, type KubeObject, type PartialObjectMetadata, type WatchEvent } from '../api/types.js';
 import type { KubeClient } from './client.js';
 import type { ResourceInterface, Watch } from './interfaces.js';
 
@@ -31,7 +31,7 @@ export interface VersionFallback {
 }
 
 const gvrKey = (r: GroupVersionResource) => `${r.group}/${r.version}/${r.resource}`;
-const apiVersion = (r: GroupVersionResource) => (r.group ? `${r.group}/${r.version}` : r.version);
+const apiVersion = (r: GroupVersionResource) => apiVersionOf(r.group, r.version);
 
 /** A fallback whose two versions have the same fields (only apiVersion differs). */
 function sameShape(group: string, current: string, older: string, resource: string): VersionFallback {

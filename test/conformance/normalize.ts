@@ -19,6 +19,8 @@ const ipv4 = /^\d{1,3}(\.\d{1,3}){3}$/;
 
 /** Fields whose values differ between any two runs. */
 const volatile = new Set(['uid', 'resourceVersion', 'creationTimestamp', 'managedFields', 'selfLink', 'generateName']);
+/** Labels whose values are template or revision hashes. */
+const hashKeys = new Set(['pod-template-hash', 'controller-revision-hash', 'controller.kubernetes.io/hash']);
 const uuid = /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g;
 const pem = /-----BEGIN ([A-Z ]+)-----[\s\S]*?-----END \1-----\n?/g;
 
@@ -54,7 +56,7 @@ export function normalizeValue(v: unknown, hashes: ReadonlySet<string>, key = ''
   if (/^\d+(\.\d+){3}\/\d+$/.test(v)) return '<cidr>';
   if (key === 'nodeName' || key === 'hostname' || key === 'kubernetes.io/hostname') return '<node>';
   if (key === 'containerID' || key === 'imageID') return '<container>';
-  if (key === 'pod-template-hash' || key === 'controller-revision-hash' || key === 'controller.kubernetes.io/hash' || key === 'currentRevision' || key === 'updateRevision') return '<hash>';
+  if (hashKeys.has(key) || key === 'currentRevision' || key === 'updateRevision') return '<hash>';
   if (key === 'name' || key === 'generateName' || key === 'statefulset.kubernetes.io/pod-name') return normalizeName(v, hashes);
   let s = v;
   for (const h of hashes) if (h && s.includes(h)) s = s.split(h).join('<hash>');
@@ -74,7 +76,7 @@ export function collectHashes(objects: unknown[]): Set<string> {
     if (Array.isArray(v)) v.forEach(walk);
     else if (v && typeof v === 'object') {
       for (const [k, x] of Object.entries(v)) {
-        if ((k === 'pod-template-hash' || k === 'controller-revision-hash' || k === 'controller.kubernetes.io/hash') && typeof x === 'string') {
+        if (hashKeys.has(k) && typeof x === 'string') {
           out.add(x);
           const dash = x.lastIndexOf('-');
           if (dash > 0) out.add(x.slice(dash + 1)); // controller-revision-hash is <name>-<hash> on pods

@@ -87,9 +87,7 @@ class DiscoveryRestMapper implements RestMapper {
     if (exact) return exact;
     // An owner written in a version this server does not serve (kcm's batch/v1 CronJob on a 1.20
     // server, which serves batch/v1beta1): the same object is served in another version of its group.
-    const slash = apiVersion.indexOf('/');
-    const group = slash < 0 ? '' : apiVersion.slice(0, slash);
-    return this.byGroupKind.get(`${group}|${kind}`);
+    return this.byGroupKind.get(`${parseApiVersion(apiVersion).group}|${kind}`);
   }
 
   async refresh(): Promise<void> {
