@@ -26,6 +26,7 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { builtinSwagger, type SwaggerDocument } from './openapi-data.js';
+import { parseAccept } from '../accept.js';
 import { encodeOpenApiV2Proto } from './openapi-v2-proto.js';
 import { convertGroupVersion, groupVersionsOf } from './openapi-v3.js';
 
@@ -66,43 +67,6 @@ function encode(value: unknown): Encoded {
   const etag = createHash('sha512').update(body).digest('hex').toUpperCase();
   return { body, etag };
 }
-
-interface AcceptClause {
-  type: string;
-  subType: string;
-  q: number;
-}
-
-/** goautoneg.ParseAccept: the clauses of an Accept header, best first. */
-function parseAccept(header: string): AcceptClause[] {
-  const out: AcceptClause[] = [];
-  for (const part of header.split(',')) {
-    const [range = '', ...params] = part.split(';');
-    const sp = range.split('/');
-    const type = trimSpaces(sp[0]!);
-    let subType: string;
-    if (sp.length === 1 && type === '*') subType = '*';
-    else if (sp.length === 2) subType = trimSpaces(sp[1]!);
-    else continue;
-    let q = 1;
-    for (const p of params) {
-      const eq = p.indexOf('=');
-      if (eq < 0 || trimSpaces(p.slice(0, eq)) !== 'q') continue;
-      // strconv.ParseFloat of the untrimmed value; a syntax error reads as 0.
-      const v = p.slice(eq + 1);
-      q = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(v) ? Math.fround(Number(v)) : 0;
-    }
-    out.push({ type, subType, q });
-  }
-  // Go's sort.Sort is an insertion sort for short inputs; with goautoneg's Less that keeps header order among equals.
-  const less = (a: AcceptClause, b: AcceptClause): boolean => a.q > b.q || (a.type !== '*' && b.type === '*') || (a.subType !== '*' && b.subType === '*');
-  for (let i = 1; i < out.length; i++) {
-    for (let j = i; j > 0 && less(out[j]!, out[j - 1]!); j--) [out[j - 1], out[j]] = [out[j]!, out[j - 1]!];
-  }
-  return out;
-}
-
-const trimSpaces = (s: string): string => s.replace(/^ +| +$/g, '');
 
 const v2Representations: { type: string; subType: string; as: 'json' | 'protobuf' }[] = [
   { type: 'application', subType: 'json', as: 'json' },

@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { negotiateMedia, notAcceptableMessage, parseAccept } from './negotiate.js';
+import { negotiateMedia, notAcceptableMessage } from './negotiate.js';
+import { parseAccept } from '../accept.js';
 
 const builtin = { protobuf: true };
 const custom = { protobuf: false };

@@ -23,6 +23,7 @@
  * YAML output is not implemented: a YAML choice is answered in JSON, as
  * before negotiation existed here.
  */
+import { parseAccept, type AcceptClause } from '../accept.js';
 
 export type Rendering = 'object' | 'metadata' | 'table';
 export type Encoding = 'json' | 'protobuf';
@@ -43,13 +44,6 @@ export interface NegotiationTarget {
   noTransform?: boolean;
 }
 
-interface Clause {
-  type: string;
-  subType: string;
-  q: number;
-  params: Map<string, string>;
-}
-
 interface Serializer {
   type: string;
   subType: string;
@@ -64,52 +58,12 @@ const serializers: Serializer[] = [
   { type: 'application', subType: 'vnd.kubernetes.protobuf', encoding: 'protobuf', yaml: false, stream: true },
 ];
 
-/** goautoneg.ParseAccept: clauses in preference order. */
-export function parseAccept(header: string): Clause[] {
-  const out: Clause[] = [];
-  for (const rawPart of header.split(',')) {
-    const part = rawPart.replace(/^ +| +$/g, '');
-    if (part === '') continue;
-    const [range, ...paramParts] = part.split(';');
-    const slash = range!.split('/');
-    const type = slash[0]!.replace(/^ +| +$/g, '');
-    let subType: string;
-    if (slash.length === 1) {
-      if (type !== '*') continue;
-      subType = '*';
-    } else if (slash.length === 2) {
-      subType = slash[1]!.replace(/^ +| +$/g, '');
-    } else continue;
-    const c: Clause = { type, subType, q: 1, params: new Map() };
-    for (const p of paramParts) {
-      const kv = p.split('=');
-      if (kv.length !== 2) continue;
-      const k = kv[0]!.replace(/^ +| +$/g, '');
-      if (k === 'q') {
-        const q = Number(kv[1]);
-        c.q = Number.isFinite(q) ? q : 0;
-      } else c.params.set(k, kv[1]!.replace(/^ +| +$/g, ''));
-    }
-    out.push(c);
-  }
-  // Go's sort.Sort on short slices is an insertion sort: stable, with this Less.
-  const less = (a: Clause, b: Clause): boolean => a.q > b.q || (a.type !== '*' && b.type === '*') || (a.subType !== '*' && b.subType === '*');
-  for (let i = 1; i < out.length; i++) {
-    for (let j = i; j > 0 && less(out[j]!, out[j - 1]!); j--) {
-      const t = out[j]!;
-      out[j] = out[j - 1]!;
-      out[j - 1] = t;
-    }
-  }
-  return out;
-}
-
-function matches(c: Clause, s: Serializer): boolean {
+function matches(c: AcceptClause, s: Serializer): boolean {
   return (c.type === s.type && (c.subType === s.subType || c.subType === '*')) || (c.type === '*' && c.subType === '*');
 }
 
 /** The rendering a clause asks for on this serializer, or undefined when the endpoint refuses it. */
-function accepts(c: Clause, s: Serializer, t: NegotiationTarget): Rendering | undefined {
+function accepts(c: AcceptClause, s: Serializer, t: NegotiationTarget): Rendering | undefined {
   let as: string | undefined;
   let g: string | undefined;
   let v: string | undefined;
