@@ -33,10 +33,10 @@ const negotiated = new WeakMap<RequestScope, MediaChoice>();
  * throws 406 NotAcceptable when the Accept header leaves nothing this
  * endpoint can send. Handlers call it before acting, as upstream does.
  */
-export function negotiateResponse(s: RequestScope, stream = false): MediaChoice {
+export function negotiateResponse(s: RequestScope, stream = false, noTable = false): MediaChoice {
   let c = negotiated.get(s);
   if (c) return c;
-  c = negotiateMedia(s.req.headers.accept, { protobuf: servesProtobuf(s.r), stream });
+  c = negotiateMedia(s.req.headers.accept, { protobuf: servesProtobuf(s.r), stream, noTable });
   if (!c) throw new StatusError(newStatus(406, 'NotAcceptable', notAcceptableMessage(stream)));
   negotiated.set(s, c);
   s.rendering = c.rendering;

@@ -1,18 +1,19 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { acceptWithoutTable } from './table.js';
+import { negotiateMedia } from './protobuf/negotiate.js';
 import { startTestServer, type TestServer } from './test-server.js';
 
 const tableOnly = { Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' };
 const message = 'only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf';
 
 describe('endpoints without a table convertor', () => {
-  it('drop the Table clauses of an Accept header', () => {
-    assert.equal(acceptWithoutTable('application/json;as=Table;v=v1;g=meta.k8s.io'), undefined);
-    assert.equal(acceptWithoutTable('application/json;as=Table;v=v1;g=meta.k8s.io, application/json'), ' application/json');
-    assert.equal(
-      acceptWithoutTable('application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io,application/json; as = Table ;g=meta.k8s.io;v=v1'),
-      'application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io',
+  it('skip the Table clauses of an Accept header', () => {
+    const noTable = { protobuf: true, noTable: true };
+    assert.equal(negotiateMedia('application/json;as=Table;v=v1;g=meta.k8s.io', noTable), undefined);
+    assert.deepEqual(negotiateMedia('application/json;as=Table;v=v1;g=meta.k8s.io, application/json', noTable), { rendering: 'object', encoding: 'json' });
+    assert.deepEqual(
+      negotiateMedia('application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io,application/json; as = Table ;g=meta.k8s.io;v=v1', noTable),
+      { rendering: 'metadata', encoding: 'json' },
     );
   });
 

@@ -7,8 +7,6 @@ import type { KubeObject } from '../api/types.js';
 import { parseTime } from '../util/clock/clock.js';
 import type { RequestScope } from './context.js';
 import { negotiateResponse } from './output.js';
-import { notAcceptableMessage } from './protobuf/negotiate.js';
-import { notAcceptable } from './status.js';
 
 export interface TableColumn {
   name: string;
@@ -124,28 +122,6 @@ export function toTable(group: string, resource: string, objects: KubeObject[], 
   };
 }
 
-/** True for an Accept clause that asks for a Table (`...;as=Table;...`). */
-function asksForTable(clause: string): boolean {
-  return clause
-    .split(';')
-    .slice(1)
-    .some((p) => {
-      const kv = p.split('=');
-      return kv.length === 2 && kv[0]!.trim() === 'as' && kv[1]!.trim() === 'Table';
-    });
-}
-
-/**
- * An Accept header as an endpoint without a table convertor reads it:
- * kube-apiserver's RequestScope.AllowsMediaTypeTransform refuses `as=Table`
- * there, so those clauses drop out and the next acceptable one wins.
- * Undefined when nothing but Table clauses was asked for (406).
- */
-export function acceptWithoutTable(accept: string): string | undefined {
-  const kept = accept.split(',').filter((clause) => !asksForTable(clause));
-  return kept.some((c) => c.trim() !== '') ? kept.join(',') : undefined;
-}
-
 /**
  * Output negotiation for the endpoints kube-apiserver serves without a table
  * convertor (the create-only reviews, bindings, evictions, token requests,
@@ -153,15 +129,10 @@ export function acceptWithoutTable(accept: string): string | undefined {
  * Tables gets 406 NotAcceptable `only the following media types are
  * accepted: application/json, application/yaml,
  * application/vnd.kubernetes.protobuf`. Call before reading the body, as
- * upstream negotiates first. Narrows the request's Accept header to what
- * the endpoint can serve, so that later writes negotiate the same way.
+ * upstream negotiates first (kube-apiserver's RequestScope.AllowsMediaTypeTransform
+ * refuses `as=Table` there, so those clauses drop out and the next acceptable
+ * one wins); later writes of the request reuse this choice.
  */
 export function negotiateWithoutTable(s: RequestScope): void {
-  const accept = s.req.headers.accept;
-  if (accept !== undefined && accept.trim() !== '') {
-    const narrowed = acceptWithoutTable(accept);
-    if (narrowed === undefined) throw notAcceptable(notAcceptableMessage(false));
-    s.req.headers.accept = narrowed;
-  }
-  negotiateResponse(s);
+  negotiateResponse(s, false, true);
 }

@@ -42,6 +42,8 @@ export interface NegotiationTarget {
   stream?: boolean;
   /** Default restrictions (errors, discovery): no transformation at all. */
   noTransform?: boolean;
+  /** The endpoint has no table convertor (reviews, bindings, evictions, token requests, logs): `as=Table` skips the clause. */
+  noTable?: boolean;
 }
 
 interface Serializer {
@@ -95,7 +97,7 @@ function accepts(c: AcceptClause, s: Serializer, t: NegotiationTarget): Renderin
   if (g !== 'meta.k8s.io' || (v !== 'v1' && v !== 'v1beta1')) return undefined;
   switch (as) {
     case 'Table':
-      return s.encoding === 'json' ? 'table' : undefined;
+      return s.encoding === 'json' && !t.noTable ? 'table' : undefined;
     case 'PartialObjectMetadata':
     case 'PartialObjectMetadataList':
       return 'metadata';
