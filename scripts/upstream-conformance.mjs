@@ -1,48 +1,85 @@
 #!/usr/bin/env node
 /**
  * `npm run conformance:upstream`: the upstream Kubernetes v1.20 [Conformance]
- * e2e tests against `kcm up`, one test per e2e.test process, results written
- * to docs/upstream-conformance.md.
+ * e2e tests, one test per e2e.test process (../shared/tools/run-e2e.sh),
+ * against `kcm up` or against the real control plane with simulated nodes
+ * (etcd, kube-apiserver, kube-controller-manager and kube-scheduler v1.20 from
+ * ../shared/tools/build-real-k8s.sh, plus `kcm nodes`): the baseline that
+ * shows which failures are limits of simulated nodes and which are kcm's.
  *
  * Needs e2e.test (or e2e-sawait.test) in $KCM_REAL_BIN (default /tmp/k8sbin),
- * built by ../shared/tools/build-e2e.sh, and ../shared/tools/run-e2e.sh.
- * Usage: node scripts/upstream-conformance.mjs [GROUP-REGEX] [--from RESULTS]
- *   default GROUP: '^\[sig-apps\]|^\[sig-api-machinery\]'
- *   --from RESULTS: only write the report from an earlier run-e2e.sh results file
- *   --exclude REGEX: leave out the tests whose names match, ignoring case (e.g. 'webhook|aggregator')
+ * built by ../shared/tools/build-e2e.sh.
+ * Usage: node scripts/upstream-conformance.mjs [GROUP-REGEX] [flags]
+ *   GROUP-REGEX  default '^\[sig-apps\]|^\[sig-api-machinery\]'
+ *   --cluster kcm|real   what to run against (default kcm: `kcm up`)
+ *   --exclude REGEX      leave out the tests whose names match, ignoring case
+ *   --from RESULTS       take the results of an earlier run-e2e.sh run instead of running
+ *   --report             only rewrite docs/upstream-conformance.md from the stored results
  *
- * Known reasons for failures (limits of simulated nodes, features not built)
- * are kept in scripts/upstream-conformance-reasons.json, test name -> reason,
- * and printed beside each failing test.
+ * Every run merges its results, test by test, into
+ * test/conformance/upstream/<cluster>.tsv (committed), and the report,
+ * docs/upstream-conformance.md, is written from both files: per test, the
+ * result on each cluster and, for failures, why (scripts/upstream-conformance-reasons.json,
+ * test name -> reason, else the first failure line).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const bin = process.env.KCM_REAL_BIN ?? '/tmp/k8sbin';
 const args = process.argv.slice(2);
-const fromIdx = args.indexOf('--from');
-const from = fromIdx >= 0 ? args.splice(fromIdx, 2)[1] : undefined;
-const exIdx = args.indexOf('--exclude');
-const exclude = exIdx >= 0 ? new RegExp(args.splice(exIdx, 2)[1], 'i') : undefined;
+const flag = (name) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args.splice(i, 2)[1] : undefined;
+};
+const from = flag('--from');
+const excludeFlag = flag('--exclude');
+const exclude = excludeFlag ? new RegExp(excludeFlag, 'i') : undefined;
+const cluster = flag('--cluster') ?? 'kcm';
+const reportOnly = args.includes('--report') ? (args.splice(args.indexOf('--report'), 1), true) : false;
 const group = args[0] ?? '^\\[sig-apps\\]|^\\[sig-api-machinery\\]';
+if (cluster !== 'kcm' && cluster !== 'real') {
+  console.error(`upstream-conformance: --cluster must be kcm or real, got ${cluster}`);
+  process.exit(2);
+}
 const runE2e = join(root, '..', 'shared', 'tools', 'run-e2e.sh');
-const results = from ?? (await runAgainstKcmUp());
+const store = join(root, 'test', 'conformance', 'upstream');
+const clusters = { real: 'real control plane, simulated nodes', kcm: 'kcm up' };
 
-async function runAgainstKcmUp() {
-  if (!existsSync(join(bin, 'e2e.test')) && !existsSync(join(bin, 'e2e-sawait.test'))) {
-    console.error(`upstream-conformance: no e2e.test in ${bin}; build it with ../shared/tools/build-e2e.sh or set KCM_REAL_BIN`);
-    process.exit(2);
-  }
-  if (!existsSync(runE2e)) {
-    console.error(`upstream-conformance: ${runE2e} not found`);
-    process.exit(2);
-  }
+if (!reportOnly) {
+  const results = from ?? (await run());
+  merge(cluster, parseResults(readFileSync(results, 'utf8')));
+  if (!from) rmSync(dirname(results), { recursive: true, force: true });
+}
+writeReport();
 
+/** Starts the cluster, runs the selected tests with run-e2e.sh, stops the cluster; returns the results file. */
+async function run() {
+  const e2e = ['e2e-sawait.test', 'e2e.test'].map((f) => join(bin, f)).find((f) => existsSync(f));
+  if (!e2e) fail(`no e2e.test in ${bin}; build it with ../shared/tools/build-e2e.sh or set KCM_REAL_BIN`);
+  if (!existsSync(runE2e)) fail(`${runE2e} not found`);
   const dir = mkdtempSync(join(tmpdir(), 'kcm-upstream-e2e-'));
+  const target = cluster === 'kcm' ? await startKcmUp(dir) : await startReal();
+  process.on('exit', () => target.stop());
+  // The list run-e2e.sh would make, less the excluded names, handed to it as a file.
+  const dry = spawnSync(e2e, ['--ginkgo.dryRun', '--ginkgo.focus=\\[Conformance\\]', '--ginkgo.noColor', '--kubeconfig=/dev/null', '--provider=skeleton'], { encoding: 'utf8', maxBuffer: 1 << 28 });
+  const re = new RegExp(group);
+  const names = [...new Set([...dry.stdout.matchAll(/\{"msg":"PASSED (.*?)","total"/g)].map((m) => m[1]))].filter((n) => re.test(n) && !exclude?.test(n)).sort();
+  if (names.length === 0) fail(`no conformance test matches ${group}`);
+  const selection = join(dir, 'tests.txt');
+  writeFileSync(selection, names.join('\n') + '\n');
+  console.error(`upstream-conformance: ${clusters[cluster]} ready; running ${names.length} tests matching ${group}${exclude ? ` without ${exclude.source}` : ''}`);
+  const res = join(dir, 'results.txt');
+  const r = spawnSync('bash', [runE2e, target.kubeconfig, selection, res], { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, K8SBIN: bin } });
+  await target.stop();
+  if (r.status !== 0 && !existsSync(res)) process.exit(r.status ?? 1);
+  return res;
+}
+
+async function startKcmUp(dir) {
   const data = join(dir, 'data');
   const up = spawn(process.execPath, [join(root, 'bin', 'kcm.js'), 'up', '--data-dir', data, '--secure-port', '0', '--controller-manager-secure-port', '0'], {
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -50,71 +87,148 @@ async function runAgainstKcmUp() {
   let out = '';
   up.stdout.setEncoding('utf8').on('data', (d) => (out += d));
   up.stderr.setEncoding('utf8').on('data', () => undefined);
-  const stop = () => {
+  const stop = async () => {
     if (up.exitCode === null) up.kill('SIGTERM');
   };
-  process.on('exit', stop);
-
   const deadline = Date.now() + 120_000;
   while (!/kcm up: ready in \d+ ms/.test(out)) {
     if (Date.now() > deadline || up.exitCode !== null) {
-      console.error(`upstream-conformance: kcm up did not become ready\n${out}`);
-      process.exit(1);
+      await stop();
+      fail(`kcm up did not become ready\n${out}`);
     }
     await new Promise((r) => setTimeout(r, 500));
   }
-  const res = join(dir, 'results.txt');
-  console.error(`upstream-conformance: kcm up ready; running ${group}${exclude ? ` without ${exclude.source}` : ''}`);
-  let selection = group;
-  if (exclude) {
-    // The list run-e2e.sh would make, less the excluded names, handed to it as a file.
-    const e2e = existsSync(join(bin, 'e2e-sawait.test')) ? join(bin, 'e2e-sawait.test') : join(bin, 'e2e.test');
-    const dry = spawnSync(e2e, ['--ginkgo.dryRun', '--ginkgo.focus=\\[Conformance\\]', '--ginkgo.noColor', '--kubeconfig=/dev/null', '--provider=skeleton'], { encoding: 'utf8', maxBuffer: 1 << 28 });
-    const re = new RegExp(group);
-    const names = [...new Set([...dry.stdout.matchAll(/\{"msg":"PASSED (.*?)","total"/g)].map((m) => m[1]))].filter((n) => re.test(n) && !exclude.test(n)).sort();
-    selection = join(dir, 'tests.txt');
-    writeFileSync(selection, names.join('\n') + '\n');
-  }
-  const r = spawnSync('bash', [runE2e, join(data, 'kubeconfig'), selection, res], { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, K8SBIN: bin } });
-  stop();
-  if (r.status !== 0 && !existsSync(res)) process.exit(r.status ?? 1);
-  return res;
+  return { kubeconfig: join(data, 'kubeconfig'), stop };
 }
 
-const reasonsFile = join(root, 'scripts', 'upstream-conformance-reasons.json');
-const reasons = existsSync(reasonsFile) ? JSON.parse(readFileSync(reasonsFile, 'utf8')) : {};
-const rows = readFileSync(results, 'utf8')
-  .split('\n')
-  .filter((l) => /^\d{3}\t/.test(l))
-  .map((l) => {
-    const [, result, secs, name, failure] = l.split('\t');
-    return { result, secs, name, failure: failure ?? '' };
-  })
-  .sort((a, b) => (a.name < b.name ? -1 : 1));
-const passed = rows.filter((x) => x.result === 'PASS').length;
-const esc = (s) => s.replaceAll('|', '\\|');
-const lines = [
-  '# Upstream conformance tests against kcm up',
-  '',
-  'Written by `npm run conformance:upstream` (scripts/upstream-conformance.mjs): the',
-  '`[Conformance]` e2e tests of Kubernetes v1.20 (`e2e.test` from ../shared/tools/build-e2e.sh),',
-  `matching \`${group}\`${exclude ? ` but not \`${exclude.source}\`` : ''}, each run alone by ../shared/tools/run-e2e.sh against one \`kcm up\`.`,
-  'A failing test shows its first failure line and, where known, why it cannot pass yet',
-  '(scripts/upstream-conformance-reasons.json).',
-  '',
-  `Run on ${new Date().toISOString().slice(0, 10)}: ${passed} of ${rows.length} passed.`,
-  '',
-  '| test | result | why |',
-  '| --- | --- | --- |',
-  ...rows.map((x) => `| ${esc(x.name)} | ${x.result} | ${x.result === 'PASS' ? '' : esc(reasons[x.name] ?? x.failure)} |`),
-  '',
-];
-const doc = join(root, 'docs', 'upstream-conformance.md');
-const existing = existsSync(doc) ? readFileSync(doc, 'utf8') : '';
-// Keep the sections of other groups: one section per GROUP.
-const marker = `<!-- group: ${group}${exclude ? ` exclude: ${exclude.source}` : ''} -->`;
-const section = `${marker}\n${lines.join('\n')}`;
-const parts = existing.split(/(?=<!-- group: )/).filter((p) => p.startsWith('<!-- group: ') && !p.startsWith(marker));
-writeFileSync(doc, [...parts.map((p) => p.trimEnd() + '\n'), section].join('\n'));
-console.error(`upstream-conformance: ${passed}/${rows.length} passed; wrote ${doc}`);
-if (!from) rmSync(dirname(results), { recursive: true, force: true });
+/** etcd, the real kube-apiserver, kube-controller-manager and kube-scheduler, and `kcm nodes` (test/e2e/real-cluster.ts). */
+async function startReal() {
+  for (const b of ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler']) {
+    if (!existsSync(join(bin, b))) fail(`no ${b} in ${bin}; build it with ../shared/tools/build-real-k8s.sh or set KCM_REAL_BIN`);
+  }
+  const mod = join(root, 'dist', 'test', 'e2e', 'real-cluster.js');
+  if (!existsSync(mod)) fail(`${mod} not found; run tsc first (npm run conformance:upstream does)`);
+  const { startRealCluster } = await import(pathToFileURL(mod).href);
+  const c = await startRealCluster({ controllerManager: 'real', bin, readyTimeoutMs: 180_000 });
+  let stopped = false;
+  return {
+    kubeconfig: c.kubeconfigPath,
+    stop: async () => {
+      if (!stopped) await c.stop();
+      stopped = true;
+    },
+  };
+}
+
+function fail(msg) {
+  console.error(`upstream-conformance: ${msg}`);
+  process.exit(2);
+}
+
+/** run-e2e.sh's results: "NNN\tRESULT\tSECSs\tNAME\tFAILURE" lines. */
+function parseResults(text) {
+  const date = new Date().toISOString().slice(0, 10);
+  return text
+    .split('\n')
+    .filter((l) => /^\d{3}\t/.test(l))
+    .map((l) => {
+      const [, result, secs, name, failure] = l.split('\t');
+      return { name, result, secs, failure: failure ?? '', date };
+    });
+}
+
+function readStore(c) {
+  const f = join(store, `${c}.tsv`);
+  const rows = new Map();
+  if (!existsSync(f)) return rows;
+  for (const l of readFileSync(f, 'utf8').split('\n')) {
+    if (!l || l.startsWith('#')) continue;
+    const [name, result, secs, date, failure] = l.split('\t');
+    rows.set(name, { name, result, secs, date, failure: failure ?? '' });
+  }
+  return rows;
+}
+
+function merge(c, fresh) {
+  const rows = readStore(c);
+  for (const r of fresh) rows.set(r.name, r);
+  mkdirSync(store, { recursive: true });
+  const sorted = [...rows.values()].sort((a, b) => (a.name < b.name ? -1 : 1));
+  writeFileSync(
+    join(store, `${c}.tsv`),
+    [`# ${clusters[c]}: test, result, seconds, date, first failure line (scripts/upstream-conformance.mjs)`, ...sorted.map((r) => [r.name, r.result, r.secs, r.date, r.failure.replace(/[\t\n]/g, ' ')].join('\t'))].join('\n') + '\n',
+  );
+  const passed = fresh.filter((r) => r.result === 'PASS').length;
+  console.error(`upstream-conformance: ${clusters[c]}: ${passed}/${fresh.length} passed`);
+}
+
+function writeReport() {
+  const reasonsFile = join(root, 'scripts', 'upstream-conformance-reasons.json');
+  const reasons = existsSync(reasonsFile) ? JSON.parse(readFileSync(reasonsFile, 'utf8')) : {};
+  const real = readStore('real');
+  const kcm = readStore('kcm');
+  const names = [...new Set([...real.keys(), ...kcm.keys()])].sort();
+  const sigOf = (n) => /^\[([^\]]+)\]/.exec(n)?.[1] ?? 'other';
+  const sigs = [...new Set(names.map(sigOf))].sort();
+  const esc = (s) => s.replaceAll('|', '\\|');
+  const cell = (r) => (r ? r.result : 'not run');
+  const passes = (m, n) => m.get(n)?.result === 'PASS';
+  const regressions = names.filter((n) => passes(real, n) && kcm.has(n) && !passes(kcm, n));
+  const dates = [...real.values(), ...kcm.values()].map((r) => r.date).sort();
+  const count = (m, list) => {
+    const ran = list.filter((n) => m.has(n));
+    return ran.length ? `${ran.filter((n) => passes(m, n)).length} of ${ran.length}` : 'not run';
+  };
+  const lines = [
+    '# Upstream conformance tests: kcm up beside the real control plane',
+    '',
+    'Written by `npm run conformance:upstream` (scripts/upstream-conformance.mjs) from the stored',
+    'results in test/conformance/upstream/: the `[Conformance]` e2e tests of Kubernetes v1.20',
+    '(`e2e.test` from ../shared/tools/build-e2e.sh), each run alone by ../shared/tools/run-e2e.sh,',
+    '',
+    `- against **${clusters.real}**: etcd, kube-apiserver, kube-controller-manager and`,
+    '  kube-scheduler v1.20.2 (../shared/tools/build-real-k8s.sh) with three `kcm nodes`, the',
+    '  baseline: what fails there is a limit of simulated nodes, not of kcm\'s control plane;',
+    `- against **${clusters.kcm}** (three simulated nodes).`,
+    '',
+    'To reproduce (after both build scripts; KCM_REAL_BIN defaults to /tmp/k8sbin):',
+    '',
+    '```',
+    "npm run conformance:upstream -- '^\\[sig-apps\\]|^\\[sig-api-machinery\\]' --cluster real",
+    "npm run conformance:upstream -- '^\\[sig-apps\\]|^\\[sig-api-machinery\\]'             # kcm up",
+    "npm run conformance:upstream -- '^\\[sig-node\\]|^\\[sig-network\\]|^\\[sig-auth\\]' --cluster real",
+    "npm run conformance:upstream -- '^\\[sig-node\\]|^\\[sig-network\\]|^\\[sig-auth\\]'",
+    '```',
+    '',
+    `Results from runs between ${dates[0] ?? '-'} and ${dates[dates.length - 1] ?? '-'}. A failure's "why" is the`,
+    'known reason (scripts/upstream-conformance-reasons.json) or else the first failure line of the',
+    'kcm up run (of the real run when only that failed).',
+    '',
+    '| group | tests | ' + clusters.real + ' | kcm up | pass on the real control plane, not on kcm up |',
+    '| --- | --- | --- | --- | --- |',
+    ...sigs.map((s) => {
+      const list = names.filter((n) => sigOf(n) === s);
+      return `| [${s}] | ${list.length} | ${count(real, list)} | ${count(kcm, list)} | ${regressions.filter((n) => sigOf(n) === s).length} |`;
+    }),
+    '',
+  ];
+  if (regressions.length) {
+    lines.push('Tests that pass on the real control plane with simulated nodes but not on kcm up:', '', ...regressions.map((n) => `- ${esc(n)}: ${esc(reasons[n] ?? kcm.get(n).failure)}`), '');
+  } else {
+    lines.push('Every test that passes on the real control plane with simulated nodes and ran on kcm up passes on kcm up.', '');
+  }
+  for (const s of sigs) {
+    lines.push(`## [${s}]`, '', `| test | ${clusters.real} | kcm up | why |`, '| --- | --- | --- | --- |');
+    for (const n of names.filter((x) => sigOf(x) === s)) {
+      const r = real.get(n);
+      const k = kcm.get(n);
+      const failing = [k, r].find((x) => x && x.result !== 'PASS');
+      const why = failing ? reasons[n] ?? failing.failure : '';
+      lines.push(`| ${esc(n)} | ${cell(r)} | ${cell(k)} | ${esc(why)} |`);
+    }
+    lines.push('');
+  }
+  const doc = join(root, 'docs', 'upstream-conformance.md');
+  writeFileSync(doc, lines.join('\n'));
+  console.error(`upstream-conformance: wrote ${doc}`);
+}

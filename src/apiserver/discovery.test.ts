@@ -1,6 +1,22 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { startTestServer, type TestServer } from './test-server.js';
+import { decodeKubernetesProtobuf, readEnvelope } from './protobuf/envelope.js';
+
+/** A GET with the given headers, body as bytes. */
+function get(t: TestServer, path: string, headers: Record<string, string>): Promise<{ status: number; type: string; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(t.base + path, { headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type']), body: Buffer.concat(chunks) }));
+        res.on('error', reject);
+      })
+      .on('error', reject);
+  });
+}
 
 describe('discovery, health and metrics', () => {
   let t: TestServer;
@@ -110,5 +126,83 @@ describe('discovery, health and metrics', () => {
     await w.next();
     assert.match((await t.request('GET', '/metrics')).text, /apiserver_longrunning_requests\{[^}]*resource="configmaps"[^}]*\} 1/);
     w.close();
+  });
+
+  it('answers discovery in protobuf to clients that prefer it, byte for byte as kube-apiserver', async () => {
+    // kube-apiserver v1.20's answer to GET /apis/apps with client-go's protobuf Accept header.
+    const real = '6b3873000a0e0a027631120841504947726f757012240a0461707073120d0a07617070732f7631120276311a0d0a07617070732f7631120276311a002200';
+    const apps = await get(t, '/apis/apps', { Accept: 'application/vnd.kubernetes.protobuf, */*' });
+    assert.equal(apps.type, 'application/vnd.kubernetes.protobuf');
+    assert.equal(apps.body.toString('hex'), real);
+    // APIVersions and the core APIResourceList carry no apiVersion: the envelope's is empty, as upstream's.
+    for (const path of ['/api', '/api/v1']) {
+      const r = await get(t, path, { Accept: 'application/vnd.kubernetes.protobuf' });
+      assert.equal(r.type, 'application/vnd.kubernetes.protobuf', path);
+      assert.equal(readEnvelope(r.body).apiVersion, '');
+      const json = JSON.parse((await get(t, path, {})).body.toString());
+      const pb = decodeKubernetesProtobuf(r.body);
+      assert.equal(pb.kind, json.kind);
+      assert.deepEqual(pb.versions ?? (pb.resources as { name: string }[]).map((x) => x.name), json.versions ?? json.resources.map((x: { name: string }) => x.name));
+    }
+    const list = decodeKubernetesProtobuf((await get(t, '/apis', { Accept: 'application/vnd.kubernetes.protobuf' })).body);
+    assert.equal(list.kind, 'APIGroupList');
+    assert.ok((list.groups as { name: string }[]).some((g) => g.name === 'apps'));
+  });
+
+  it('refuses discovery in a media type it cannot send with 406, and transformations too', async () => {
+    for (const accept of ['text/html', 'application/json;as=Table;g=meta.k8s.io;v=v1']) {
+      const r = await get(t, '/apis/apps', { Accept: accept });
+      assert.equal(r.status, 406, accept);
+      const st = JSON.parse(r.body.toString());
+      assert.equal(st.reason, 'NotAcceptable');
+      assert.equal(st.message, 'only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf');
+    }
+  });
+
+  it('writes JSON as Go does: compact with a newline, or pretty for ?pretty, pretty=1 and curl, Wget and browsers', async () => {
+    const compact = (await get(t, '/api/v1/namespaces/default', {})).body.toString();
+    assert.match(compact, /^\{"apiVersion":"v1","kind":"Namespace",/);
+    assert.ok(compact.endsWith('}\n'));
+    const pretty = (b: Buffer) => b.toString().startsWith('{\n  "') && !b.toString().endsWith('\n');
+    assert.ok(pretty((await get(t, '/api/v1/namespaces/default?pretty=true', {})).body));
+    assert.ok(pretty((await get(t, '/api/v1/namespaces/default', { Accept: 'application/json;pretty=1' })).body));
+    for (const ua of ['curl/8.5.0', 'Wget/1.21', 'Mozilla/5.0 (X11; Linux x86_64)']) {
+      assert.ok(pretty((await get(t, '/api/v1/namespaces/default', { 'User-Agent': ua })).body), ua);
+      assert.ok(pretty((await get(t, '/api/v1/namespaces/nope', { 'User-Agent': ua })).body), `${ua}: errors too`);
+    }
+    // An explicit pretty parameter wins over the user agent; an invalid one means false, as strconv.ParseBool's error.
+    assert.ok(!pretty((await get(t, '/api/v1/namespaces/default?pretty=0', { 'User-Agent': 'curl/8' })).body));
+    assert.ok(!pretty((await get(t, '/api/v1/namespaces/default?pretty=yes', { 'User-Agent': 'curl/8' })).body));
+    assert.ok(!pretty((await get(t, '/api/v1/namespaces/default', { 'User-Agent': 'kubectl/v1.32.0' })).body));
+    assert.deepEqual(JSON.parse((await get(t, '/api/v1/namespaces/default?pretty=1', {})).body.toString()), JSON.parse(compact));
+    // GET /version is always indented (upstream's WriteRawJSON).
+    assert.ok(pretty((await get(t, '/version', {})).body));
+  });
+
+  it('never pretty-prints watch events, whoever asks', async () => {
+    const w = await t.watch('/api/v1/namespaces?watch=1&pretty=1&fieldSelector=metadata.name%3Ddefault', { 'User-Agent': 'curl/8' });
+    await w.next();
+    w.close();
+    const r = await new Promise<string>((resolve) => {
+      http.get(t.base + '/api/v1/namespaces?watch=1&pretty=1&timeoutSeconds=1&fieldSelector=metadata.name%3Ddefault', { headers: { 'User-Agent': 'curl/8' } }, (res) => {
+        let s = '';
+        res.on('data', (d) => (s += d));
+        res.on('end', () => resolve(s));
+      });
+    });
+    assert.match(r, /^\{"type":"ADDED","object":\{"[^\n]*\}\}\n$/);
+    assert.ok(r.endsWith('}}\n'));
+  });
+
+  it('gives stored resources the storageVersionHash of their storage version, as kube-apiserver', async () => {
+    const hashOf = async (gv: string, name: string) => ((await t.request('GET', gv)).body.resources as { name: string; storageVersionHash?: string }[]).find((r) => r.name === name)?.storageVersionHash;
+    // Values from kube-apiserver v1.20, whose storage versions for these are the same.
+    assert.equal(await hashOf('/apis/apps/v1', 'deployments'), '8aSe+NMegvE=');
+    assert.equal(await hashOf('/api/v1', 'pods'), 'xPOwRZ+Yhw8=');
+    assert.equal(await hashOf('/api/v1', 'events'), 'r2yiGXH7wu8=');
+    assert.equal(await hashOf('/apis/events.k8s.io/v1', 'events'), 'r2yiGXH7wu8=');
+    for (const [gv, name] of [['/api/v1', 'bindings'], ['/api/v1', 'componentstatuses'], ['/api/v1', 'pods/status'], ['/apis/authorization.k8s.io/v1', 'selfsubjectaccessreviews']] as const) {
+      assert.equal(await hashOf(gv, name), undefined, name);
+    }
   });
 });

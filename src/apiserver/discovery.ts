@@ -4,6 +4,7 @@
  * aggregated discovery (apidiscovery.k8s.io) get these too, as
  * application/json, which kubectl and client-go accept as the fallback.
  */
+import { createHash } from 'node:crypto';
 import type { ResourceTable, ServedResource } from './resources.js';
 
 export const serverVersion = {
@@ -36,11 +37,27 @@ export function apiGroup(t: ResourceTable, group: string): object | undefined {
   return g ? { kind: 'APIGroup', apiVersion: 'v1', ...groupDoc(g) } : undefined;
 }
 
-function resourceEntry(r: ServedResource): Record<string, unknown> {
+function resourceEntry(t: ResourceTable, r: ServedResource): Record<string, unknown> {
   const e: Record<string, unknown> = { name: r.resource, singularName: r.singular, namespaced: r.namespaced, kind: r.kind, verbs: [...r.verbs] };
   if (r.shortNames.length) e.shortNames = [...r.shortNames];
   if (r.categories.length) e.categories = [...r.categories];
+  const hash = storageVersionHash(t, r);
+  if (hash) e.storageVersionHash = hash;
   return e;
+}
+
+/**
+ * The storageVersionHash of a stored resource (upstream's
+ * discovery.StorageVersionHash): the first 8 bytes of the SHA-256 of
+ * "<group>/<version>/<kind>" of the version it is stored in, base64. Storage
+ * version migrators compare it; resources without storage (reviews,
+ * bindings, componentstatuses) have none.
+ */
+export function storageVersionHash(t: ResourceTable, r: ServedResource): string | undefined {
+  if (r.virtual || (r.group === '' && r.resource === 'componentstatuses')) return undefined;
+  // events.k8s.io Events are stored as core v1 Events.
+  const s = r.group === 'events.k8s.io' && r.resource === 'events' ? { group: '', version: 'v1', kind: 'Event' } : t.storageResource(r.group, r.resource) ?? r;
+  return createHash('sha256').update(`${s.group}/${s.version}/${s.kind}`).digest().subarray(0, 8).toString('base64');
 }
 
 export function apiResourceList(t: ResourceTable, group: string, version: string): object | undefined {
@@ -48,17 +65,22 @@ export function apiResourceList(t: ResourceTable, group: string, version: string
   if (!rs.length) return undefined;
   const resources: Record<string, unknown>[] = [];
   for (const r of rs) {
-    resources.push(resourceEntry(r));
+    resources.push(resourceEntry(t, r));
     for (const sub of r.subresources.values()) {
-      const e: Record<string, unknown> = { name: `${r.resource}/${sub.name}`, singularName: '', namespaced: r.namespaced, kind: sub.kind, verbs: [...sub.verbs] };
+      // Go's APIResource field order: group and version come before kind.
+      const e: Record<string, unknown> = { name: `${r.resource}/${sub.name}`, singularName: '', namespaced: r.namespaced };
       if (sub.group !== r.group || sub.version !== r.version) {
         e.group = sub.group;
         e.version = sub.version;
       }
+      e.kind = sub.kind;
+      e.verbs = [...sub.verbs];
       resources.push(e);
     }
   }
-  return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: group ? `${group}/${version}` : version, resources };
+  // kube-apiserver's core list (/api/v1) has no apiVersion; the groups' lists have "v1".
+  if (!group) return { kind: 'APIResourceList', groupVersion: version, resources };
+  return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: `${group}/${version}`, resources };
 }
 
 /**

@@ -218,8 +218,10 @@ const goEscapes: Record<string, string> = { '<': '\\u003c', '>': '\\u003e', '&':
  * bytes the server wrote (client-go's daemon.Match on a ControllerRevision's
  * `data`) see the same bytes as from kube-apiserver. These characters occur
  * only inside JSON strings, so escaping them in the whole text is safe.
+ * With `indent`, the layout of Go's json.MarshalIndent(v, "", "  ") for 2
+ * (empty objects and arrays stay `{}` and `[]`, as in JSON.stringify).
  */
-export function stringifyAsGo(value: unknown): string {
-  const text = JSON.stringify(value);
+export function stringifyAsGo(value: unknown, indent?: number): string {
+  const text = JSON.stringify(value, null, indent);
   return htmlUnsafe.test(text) ? text.replace(htmlUnsafeAll, (c) => goEscapes[c]!) : text;
 }

@@ -69,10 +69,58 @@ export function includeObjectParam(q: URLSearchParams): IncludeObject {
   throw badRequest(`includeObject: Unsupported value: "${v}": supported values: "Metadata", "None", "Object"`);
 }
 
-export function writeJson(res: ServerResponse, code: number, body: unknown): void {
-  const text = stringifyAsGo(body);
+/**
+ * Writes a JSON body as kube-apiserver's JSON serializer does: Go's
+ * json.Encoder (compact, one trailing newline), or json.MarshalIndent with
+ * two spaces and no trailing newline when the request asks for pretty output
+ * (see prettyRequested). `contentType` defaults to application/json.
+ */
+export function writeJson(res: ServerResponse, code: number, body: unknown, contentType = 'application/json'): void {
+  const req = requestOf(res);
+  const text = req && prettyRequested(req) ? stringifyAsGo(body, 2) : stringifyAsGo(body) + '\n';
+  res.writeHead(code, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-cache, private' });
+  res.end(text);
+}
+
+/** JSON always indented, as upstream's WriteRawJSON (GET /version) writes it. */
+export function writeRawJson(res: ServerResponse, code: number, body: unknown): void {
+  const text = stringifyAsGo(body, 2);
   res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-cache, private' });
   res.end(text);
+}
+
+interface RequestLike {
+  url?: string;
+  headers: { accept?: string; 'user-agent'?: string };
+}
+
+function requestOf(res: ServerResponse): RequestLike | undefined {
+  return (res as { req?: RequestLike }).req;
+}
+
+/**
+ * Whether a response is pretty-printed, as upstream's negotiation decides
+ * (isPrettyPrint and the Accept parameter `pretty=1`): a non-empty `pretty`
+ * query parameter read as Go's strconv.ParseBool (invalid means false) wins;
+ * else the chosen Accept clause's `pretty=1`, or a user agent starting with
+ * `curl`, `Wget` or `Mozilla/5.0` (browsers and command-line HTTP tools).
+ * Watch streams are never pretty.
+ */
+export function prettyRequested(req: RequestLike): boolean {
+  const url = req.url ?? '';
+  const q = url.indexOf('?');
+  if (q >= 0 && url.includes('pretty', q)) {
+    const v = new URLSearchParams(url.slice(q + 1)).get('pretty');
+    if (v) return goParseBool(v);
+  }
+  const accept = req.headers.accept;
+  if (accept?.includes('pretty') && negotiateMedia(accept, { protobuf: true, noTransform: false })?.pretty) return true;
+  const ua = req.headers['user-agent'] ?? '';
+  return ua.startsWith('curl') || ua.startsWith('Wget') || ua.startsWith('Mozilla/5.0');
+}
+
+function goParseBool(v: string): boolean {
+  return v === '1' || v === 't' || v === 'T' || v === 'true' || v === 'TRUE' || v === 'True';
 }
 
 /** Writes an error; protobuf when the request's Accept header prefers it (no transformation), else JSON. */
@@ -81,7 +129,7 @@ export function writeStatus(res: ServerResponse, status: Status): void {
     res.end();
     return;
   }
-  const accept = (res as { req?: { headers?: { accept?: string } } }).req?.headers?.accept;
+  const accept = requestOf(res)?.headers.accept;
   if (accept?.includes('protobuf') && negotiateMedia(accept, { protobuf: true, noTransform: true })?.encoding === 'protobuf') {
     const bytes = encodeKubernetesProtobuf({ ...status, apiVersion: 'v1', kind: 'Status' });
     if (bytes) return writeProtobuf(res, status.code ?? 500, bytes);

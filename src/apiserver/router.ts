@@ -6,7 +6,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ServerContext, RequestScope } from './context.js';
 import { parseRequestInfo, truthyParam, type UserInfo } from './request-info.js';
-import { negotiate, writeJson, writeStatus, writeText } from './output.js';
+import { negotiate, writeJson, writeProtobuf, writeRawJson, writeStatus, writeText } from './output.js';
+import { negotiateMedia, notAcceptableMessage } from './protobuf/negotiate.js';
+import { encodeKubernetesProtobuf } from './protobuf/envelope.js';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, serverVersion } from './discovery.js';
 import { methodNotAllowed, notSupported, toStatusError, StatusError } from './status.js';
 import { newStatus } from '../client/errors.js';
@@ -23,7 +25,6 @@ import { handleComponentStatuses } from './componentstatus.js';
 import { createOpenApiHandler, type OpenApiHandler, type SwaggerFragment } from './openapi/index.js';
 import { aggregatedDiscovery, wantsAggregatedDiscovery } from './discovery.js';
 import { registerBuiltinTables } from './tables/index.js';
-import { stringifyAsGo } from './go-json.js';
 
 registerBuiltinTables();
 
@@ -126,11 +127,11 @@ async function nonResource(server: ServerContext, checks: () => HealthCheck[], m
   }
   switch (path) {
     case '/version':
-      return writeJson(res, 200, serverVersion);
+      return writeRawJson(res, 200, serverVersion);
     case '/api':
-      return writeJson(res, 200, apiVersions());
+      return writeDiscovery(res, accept, apiVersions());
     case '/apis':
-      return writeJson(res, 200, apiGroupList(server.resources));
+      return writeDiscovery(res, accept, apiGroupList(server.resources));
     case '/metrics': {
       const text = await server.metrics.text();
       res.writeHead(200, { 'Content-Type': server.metrics.registry.contentType });
@@ -141,28 +142,39 @@ async function nonResource(server: ServerContext, checks: () => HealthCheck[], m
   if (parts[0] === 'healthz' || parts[0] === 'livez' || parts[0] === 'readyz') return health(parts[0], parts[1], checks(), url, res);
   if (parts[0] === 'api' && parts.length === 2) {
     const doc = apiResourceList(server.resources, '', parts[1]!);
-    if (doc) return writeJson(res, 200, doc);
+    if (doc) return writeDiscovery(res, accept, doc);
   }
   if (parts[0] === 'apis' && parts.length === 2) {
     const doc = apiGroup(server.resources, parts[1]!);
-    if (doc) return writeJson(res, 200, doc);
+    if (doc) return writeDiscovery(res, accept, doc);
   }
   if (parts[0] === 'apis' && parts.length === 3) {
     const doc = apiResourceList(server.resources, parts[1]!, parts[2]!);
-    if (doc) return writeJson(res, 200, doc);
+    if (doc) return writeDiscovery(res, accept, doc);
   }
   throw pageNotFound();
 }
 
 function writeAggregated(res: ServerResponse, version: string, body: object): void {
-  const text = stringifyAsGo(body);
-  res.writeHead(200, {
-    'Content-Type': `application/json;g=apidiscovery.k8s.io;v=${version};as=APIGroupDiscoveryList`,
-    'Content-Length': Buffer.byteLength(text),
-    'Cache-Control': 'no-cache, private',
-    Vary: 'Accept',
-  });
-  res.end(text);
+  res.setHeader('Vary', 'Accept');
+  writeJson(res, 200, body, `application/json;g=apidiscovery.k8s.io;v=${version};as=APIGroupDiscoveryList`);
+}
+
+/**
+ * A discovery document (APIVersions, APIGroupList, APIGroup,
+ * APIResourceList) as upstream's discovery handlers write it: negotiated
+ * without transformations, so protobuf for a client that prefers it
+ * (client-go with a protobuf content type) and 406 for an Accept header that
+ * names nothing the server can send.
+ */
+function writeDiscovery(res: ServerResponse, accept: string | undefined, body: object): void {
+  const choice = negotiateMedia(accept, { protobuf: true, noTransform: true });
+  if (!choice) throw new StatusError(newStatus(406, 'NotAcceptable', notAcceptableMessage(false)));
+  if (choice.encoding === 'protobuf') {
+    const bytes = encodeKubernetesProtobuf(body);
+    if (bytes) return writeProtobuf(res, 200, bytes);
+  }
+  writeJson(res, 200, body);
 }
 
 function health(kind: string, only: string | undefined, checks: HealthCheck[], url: URL, res: ServerResponse): void {

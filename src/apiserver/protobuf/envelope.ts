@@ -133,7 +133,8 @@ export function writeEnvelope(w: ReverseWriter, apiVersion: string, kind: string
 /** The `apiVersion`/`kind` of `obj` and its message, or undefined when it has none (custom resources). */
 export function messageOf(obj: unknown): { apiVersion: string; kind: string; type: string } | undefined {
   if (obj === null || typeof obj !== 'object') return undefined;
-  const { apiVersion, kind } = obj as { apiVersion?: unknown; kind?: unknown };
+  // Discovery's APIVersions and core APIResourceList have no apiVersion; their envelope has an empty one.
+  const { apiVersion = '', kind } = obj as { apiVersion?: unknown; kind?: unknown };
   if (typeof apiVersion !== 'string' || typeof kind !== 'string' || kind === '') return undefined;
   const type = messageNameFor(apiVersion, kind);
   return type ? { apiVersion, kind, type } : undefined;

@@ -33,6 +33,8 @@ export interface MediaChoice {
   encoding: Encoding;
   /** The client chose YAML, which is answered in JSON. */
   yaml?: boolean;
+  /** The chosen clause has `pretty=1` (upstream's MediaTypeOptions.Pretty). */
+  pretty?: boolean;
 }
 
 export interface NegotiationTarget {
@@ -115,7 +117,10 @@ export function negotiateMedia(accept: string | undefined, t: NegotiationTarget)
       const rendering = accepts(c, s, t);
       if (rendering === undefined) continue;
       if (t.stream && !s.stream) return undefined;
-      return s.yaml ? { rendering, encoding: s.encoding, yaml: true } : { rendering, encoding: s.encoding };
+      const choice: MediaChoice = { rendering, encoding: s.encoding };
+      if (s.yaml) choice.yaml = true;
+      if (c.params.get('pretty') === '1') choice.pretty = true;
+      return choice;
     }
   }
   return undefined;

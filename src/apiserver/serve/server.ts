@@ -22,6 +22,7 @@ import { newCachedStorage, newMemoryStorage, openSqliteStorage, startCompactor, 
 import { isPublicInfoPath, newRequestAuthenticator, newStaticTokenAuthenticator, withAuthenticated, type TokenAuthenticator } from './authn.js';
 import { setupServiceAccountTokens, storageReader, type ServiceAccountTokenOptions } from './sa-setup.js';
 import type { ServerAuth } from '../context.js';
+import { writeStatus } from '../output.js';
 import { writeKubeconfig } from './kubeconfig.js';
 import { ensurePki } from './pki.js';
 import { firstServiceIP } from './service-ip.js';
@@ -94,9 +95,7 @@ export interface RunningApiServer {
 export const adminUser: UserInfo = { username: 'kcm-admin', groups: ['system:masters', 'system:authenticated'] };
 
 function unauthorized(res: ServerResponse): void {
-  const body = JSON.stringify(newStatus(401, 'Unauthorized', 'Unauthorized'));
-  res.writeHead(401, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-cache, private' });
-  res.end(body);
+  writeStatus(res, newStatus(401, 'Unauthorized', 'Unauthorized'));
 }
 
 function internalError(res: ServerResponse, err: unknown): void {
@@ -104,9 +103,7 @@ function internalError(res: ServerResponse, err: unknown): void {
     res.destroy(err instanceof Error ? err : undefined);
     return;
   }
-  const body = JSON.stringify(newStatus(500, 'InternalError', `Internal error occurred: ${err instanceof Error ? err.message : String(err)}`));
-  res.writeHead(500, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
-  res.end(body);
+  writeStatus(res, newStatus(500, 'InternalError', `Internal error occurred: ${err instanceof Error ? err.message : String(err)}`));
 }
 
 /** The host a client uses to reach `bindAddress` (wildcards mean loopback). */
