@@ -25,7 +25,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { gunzipSync, gzipSync, constants } from 'node:zlib';
+import { gzipSync, inflateRawSync, constants } from 'node:zlib';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const kubectl = realpathSync(process.argv[2] ?? execFileSync('sh', ['-c', 'command -v kubectl']).toString().trim());
@@ -91,11 +91,24 @@ function readMessage(buf, prefix) {
   for (const n of nested) readMessage(n, full);
 }
 
+/** RFC 1952 header length of the gzip member at i (FEXTRA, FNAME, FCOMMENT, FHCRC). */
+function gzipHeaderLength(i) {
+  const flags = bin[i + 3];
+  let n = 10;
+  if (flags & 4) n += 2 + bin.readUInt16LE(i + n);
+  if (flags & 8) n = bin.indexOf(0, i + n) - i + 1;
+  if (flags & 16) n = bin.indexOf(0, i + n) - i + 1;
+  if (flags & 2) n += 2;
+  return n;
+}
+
 let files = 0;
 for (let i = bin.indexOf(Buffer.from([0x1f, 0x8b, 8])); i >= 0; i = bin.indexOf(Buffer.from([0x1f, 0x8b, 8]), i + 1)) {
+  // Inflate this gzip member only: gunzip would run on into a member that follows at once
+  // (the descriptors of certificates/v1 and v1beta1 are adjacent) and merge the two files.
   let out;
   try {
-    out = gunzipSync(bin.subarray(i, Math.min(bin.length, i + (1 << 20))), { finishFlush: constants.Z_SYNC_FLUSH });
+    out = inflateRawSync(bin.subarray(i + gzipHeaderLength(i), Math.min(bin.length, i + (1 << 20))), { finishFlush: constants.Z_SYNC_FLUSH });
   } catch {
     continue;
   }
