@@ -5,6 +5,7 @@
  */
 import { builtinResources, groupVersions, type ResourceInfo } from '../api/registry.js';
 import { strategyFor, type Strategy } from './registry/strategy.js';
+import { conversionFor } from './registry/conversions.js';
 import type { KubeObject } from '../api/types.js';
 
 export interface SubresourceInfo {
@@ -45,6 +46,14 @@ export interface ServedResource {
    * decoding from etcd, so a default added to a CRD later shows on reads.
    */
   decode?(obj: KubeObject): void;
+  /**
+   * Applied to the object about to be stored (after validation and Go's JSON
+   * round trip), in place: a built-in kind served in another version than
+   * its storage's is converted to the stored shape (registry/conversions.ts).
+   */
+  encode?(obj: KubeObject): void;
+  /** Stored under another group/resource (events.k8s.io Events are core Events). */
+  storedAs?: { group: string; resource: string };
   /**
    * Custom resources: the fields of `obj` (outside apiVersion, kind and
    * metadata) their structural schema does not know, as pruning reports
@@ -106,6 +115,12 @@ export function newResourceTable(): ResourceTable {
       returnDeletedObject: returnDeleted.has(`${info.group}/${info.resource}`),
       virtual: !verbs.includes('get') && !verbs.includes('list'),
     };
+    const conv = conversionFor(info.group, info.version, info.resource);
+    if (conv) {
+      r.encode = conv.encode;
+      r.decode = conv.decode;
+      if (conv.storedAs) r.storedAs = conv.storedAs;
+    }
     list.push(r);
     byKey.set(`${info.group}/${info.version}/${info.resource}`, r);
   }

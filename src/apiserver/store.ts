@@ -51,13 +51,16 @@ export interface StoreDeps {
 /** A mutation applied to a fresh copy of the current object inside a guaranteed update. */
 export type UpdateFn = (current: KubeObject) => KubeObject | Promise<KubeObject>;
 
-export function storageKey(r: Pick<ServedResource, 'group' | 'resource'>, namespace: string, name: string): string {
+type StorageLocation = Pick<ServedResource, 'group' | 'resource' | 'storedAs'>;
+
+export function storageKey(r: StorageLocation, namespace: string, name: string): string {
   return `${storagePrefix(r, namespace)}${name}`;
 }
 
 /** The list prefix: all namespaces when `namespace` is '' for a namespaced resource. */
-export function storagePrefix(r: Pick<ServedResource, 'group' | 'resource'>, namespace: string): string {
-  const base = r.group ? `/registry/${r.group}/${r.resource}/` : `/registry/${r.resource}/`;
+export function storagePrefix(r: StorageLocation, namespace: string): string {
+  const { group, resource } = r.storedAs ?? r;
+  const base = group ? `/registry/${group}/${resource}/` : `/registry/${resource}/`;
   return namespace ? `${base}${namespace}/` : base;
 }
 
@@ -154,6 +157,7 @@ export class Store {
     const hooks = this.deps.hooks.get(`${r.group}/${r.resource}`);
     await hooks?.beforeCreate?.(obj, opts.dryRun);
     normalizeAsGo(obj);
+    r.encode?.(obj);
     try {
       if (opts.dryRun) {
         if (await this.getStored(r, ns, m.name!)) throw alreadyExists(r, m.name!);
@@ -162,7 +166,7 @@ export class Store {
       // Generated names retry on collision, as upstream's RetryGenerateName.
       for (let attempt = 0; ; attempt++) {
         try {
-          const stored = await this.deps.storage.create(this.key(r, ns, m.name!), obj);
+          const stored = await this.deps.storage.create(this.key(r, ns, meta(obj).name!), obj);
           return present(r, stored.object);
         } catch (err) {
           if (err instanceof StorageError && err.code === 'KeyExists') {
@@ -282,6 +286,7 @@ export class Store {
     mm.resourceVersion = om.resourceVersion;
     // A deleting object whose last finalizer is gone (and no grace pending) is deleted.
     if (shouldDeleteDuringUpdate(obj, old)) {
+      r.encode?.(obj);
       if (opts.dryRun) return present(r, obj);
       const gone = await this.deps.storage.delete(this.key(r, ns, name), { revision: cur.revision });
       this.deps.hooks.get(`${r.group}/${r.resource}`)?.afterDelete?.(gone.object);
@@ -290,8 +295,9 @@ export class Store {
       return out;
     }
     if (canonicalJson(withoutRv(obj)) === canonicalJson(withoutRv(old))) return old;
+    r.encode?.(obj);
     if (opts.dryRun) return present(r, obj);
-    delete mm.resourceVersion;
+    delete meta(obj).resourceVersion;
     const stored = await this.deps.storage.update(this.key(r, ns, name), obj, { revision: cur.revision });
     return present(r, stored.object);
   }
@@ -300,6 +306,7 @@ export class Store {
   async rawUpdate(r: ServedResource, ns: string, name: string, obj: KubeObject, revision: number): Promise<KubeObject> {
     const c = structuredClone(obj);
     normalizeAsGo(c);
+    r.encode?.(c);
     delete meta(c).resourceVersion;
     const stored = await this.deps.storage.update(this.key(r, ns, name), c, { revision });
     return present(r, stored.object);

@@ -364,7 +364,8 @@ function eventStrategy(): Strategy {
       'involvedObject.fieldPath': (o) => io(o).fieldPath ?? '',
       reason: (o) => (o as unknown as Event).reason ?? '',
       reportingComponent: (o) => (o as unknown as Event).reportingComponent ?? '',
-      source: (o) => (o as unknown as Event).source?.component ?? '',
+      // Source.Component, else ReportingController (ToSelectableFields).
+      source: (o) => (o as unknown as Event).source?.component || ((o as unknown as Event).reportingComponent ?? ''),
       type: (o) => (o as unknown as Event).type ?? '',
     },
   });

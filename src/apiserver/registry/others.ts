@@ -155,7 +155,7 @@ function endpointSliceStrategy(): Strategy {
 }
 
 function eventsV1Strategy(): Strategy {
-  const reg = (o: KubeObject) => (o.regarding ?? {}) as Record<string, string | undefined>;
+  const reg = (o: KubeObject) => (o.involvedObject ?? {}) as Record<string, string | undefined>;
   return newStrategy({
     group: 'events.k8s.io',
     kind: 'Event',
@@ -172,6 +172,8 @@ function eventsV1Strategy(): Strategy {
       errs.push(...oneOf(obj.type as string | undefined, ['Normal', 'Warning'], 'type'));
       return errs;
     },
+    // Selectors are matched against stored objects, which are core Events (registry/conversions.ts):
+    // upstream maps these labels onto the core Event's field set (AddFieldLabelConversionsForEvent).
     fields: {
       'regarding.kind': (o) => reg(o).kind ?? '',
       'regarding.namespace': (o) => reg(o).namespace ?? '',
@@ -181,7 +183,7 @@ function eventsV1Strategy(): Strategy {
       'regarding.resourceVersion': (o) => reg(o).resourceVersion ?? '',
       'regarding.fieldPath': (o) => reg(o).fieldPath ?? '',
       reason: (o) => (o.reason as string | undefined) ?? '',
-      reportingController: (o) => (o.reportingController as string | undefined) ?? '',
+      reportingController: (o) => (o.reportingComponent as string | undefined) ?? '',
       type: (o) => (o.type as string | undefined) ?? '',
     },
   });
