@@ -93,10 +93,18 @@ export async function handleList(s: RequestScope): Promise<void> {
   if (page.remainingItemCount !== undefined) listMeta.remainingItemCount = page.remainingItemCount;
   switch (s.rendering) {
     case 'object':
+      // kube-apiserver's lists of built-in kinds carry no apiVersion and kind on their items (custom
+      // resources, unstructured, keep theirs); clients take them from the list.
+      if (!s.r.customResource) for (const item of page.items) withoutTypeMeta(item);
       return writeObject(s, 200, { kind: s.r.listKind, apiVersion: apiVersionOf(s.r.group, s.r.version), metadata: listMeta, items: page.items });
     case 'metadata':
       return writeObject(s, 200, { kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1', metadata: listMeta, items: page.items.map(partialObjectMetadata) });
     case 'table':
       return writeObject(s, 200, toTable(s.r.group, s.r.resource, page.items, includeObjectParam(s.query), s.server.clock.now(), listMeta));
   }
+}
+
+function withoutTypeMeta(obj: KubeObject): void {
+  delete (obj as { apiVersion?: string }).apiVersion;
+  delete (obj as { kind?: string }).kind;
 }
