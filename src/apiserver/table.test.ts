@@ -62,3 +62,31 @@ describe('endpoints without a table convertor', () => {
     });
   });
 });
+
+describe('renderings of write responses', () => {
+  let t: TestServer;
+  before(async () => {
+    t = await startTestServer();
+  });
+  after(async () => {
+    await t.close();
+  });
+  const table = 'application/json;as=Table;g=meta.k8s.io;v=v1';
+  const meta = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
+
+  it('answers create, update and patch in the rendering asked for, as get (transformResponseObject)', async () => {
+    const cms = '/api/v1/namespaces/default/configmaps';
+    const created = await t.request('POST', cms, { metadata: { name: 'tbl' }, data: { a: 'b' } }, { Accept: table });
+    assert.equal(created.status, 201);
+    assert.equal(created.body.kind, 'Table');
+    assert.deepEqual(created.body.rows.map((r: { cells: unknown[] }) => r.cells[0]), ['tbl']);
+    const patched = await t.request('PATCH', `${cms}/tbl`, { data: { c: 'd' } }, { Accept: meta });
+    assert.equal(patched.body.kind, 'PartialObjectMetadata');
+    assert.equal(patched.body.metadata.name, 'tbl');
+    assert.equal(patched.body.data, undefined);
+    const updated = await t.request('PUT', `${cms}/tbl`, { metadata: { name: 'tbl' }, data: { e: 'f' } }, { Accept: table });
+    assert.equal(updated.body.kind, 'Table');
+    // A delete answers its Status whatever the rendering.
+    assert.equal((await t.request('DELETE', `${cms}/tbl`, undefined, { Accept: table })).body.kind, 'Status');
+  });
+});

@@ -1,6 +1,7 @@
 /** POST: create (201), with field validation and managedFields. */
 import type { RequestScope } from '../context.js';
-import { negotiateResponse, writeObject } from '../output.js';
+import { negotiateResponse } from '../output.js';
+import { writeRendered } from './get.js';
 import { dryRunOf, readObjectAndText } from './decode.js';
 import { methodNotAllowed } from '../status.js';
 import { checkFields, trackWrite } from './field-manager.js';
@@ -13,5 +14,5 @@ export async function handleCreate(s: RequestScope): Promise<void> {
   checkFields(s, obj, jsonText);
   trackWrite(s, undefined, obj);
   const created = await s.server.store.create(s.r, s.namespace, obj, { dryRun, user: s.user });
-  writeObject(s, 201, created);
+  writeRendered(s, 201, created);
 }

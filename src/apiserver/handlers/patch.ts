@@ -9,7 +9,8 @@ import type { KubeObject } from '../../api/types.js';
 import { rfc3339 } from '../../util/clock/clock.js';
 import type { RequestScope } from '../context.js';
 import type { ServedResource } from '../resources.js';
-import { negotiateResponse, writeObject } from '../output.js';
+import { negotiateResponse } from '../output.js';
+import { writeRendered } from './get.js';
 import { mediaType, readBody, decodeBody } from '../body.js';
 import { dryRunOf } from './decode.js';
 import { badRequest, methodNotAllowed, StatusError, unsupportedMediaType } from '../status.js';
@@ -112,7 +113,7 @@ export async function handlePatch(s: RequestScope, subresource = ''): Promise<vo
       },
       opts,
     );
-    writeObject(s, 200, out);
+    writeRendered(s, 200, out);
   } catch (err) {
     if (!(kind === 'apply' && !subresource && isNotFound(err))) throw err;
     // Apply to a missing object creates it.
@@ -120,6 +121,6 @@ export async function handlePatch(s: RequestScope, subresource = ''): Promise<vo
     obj.metadata = { ...(obj.metadata ?? {}), name: s.name };
     if (s.r.namespaced) obj.metadata.namespace = s.namespace;
     const created = await s.server.store.create(s.r, s.namespace, obj, opts);
-    writeObject(s, 201, created);
+    writeRendered(s, 201, created);
   }
 }

@@ -1,6 +1,7 @@
 /** PUT: replace (200), or create when the resource allows it (201). Also PUT of /status. */
 import type { RequestScope } from '../context.js';
-import { negotiateResponse, writeObject } from '../output.js';
+import { negotiateResponse } from '../output.js';
+import { writeRendered } from './get.js';
 import { dryRunOf, readObjectAndText } from './decode.js';
 import { badRequest, methodNotAllowed } from '../status.js';
 import { present } from '../store.js';
@@ -22,5 +23,5 @@ export async function handleUpdate(s: RequestScope, subresource = ''): Promise<v
   const cur = await s.server.store.getStored(s.r, s.namespace, s.name);
   trackWrite(s, cur ? present(s.r, cur.object) : undefined, obj, subresource);
   const out = await s.server.store.update(s.r, s.namespace, s.name, obj, { dryRun, user: s.user, subresource: subresource || undefined });
-  writeObject(s, out.created ? 201 : 200, out.object);
+  writeRendered(s, out.created ? 201 : 200, out.object);
 }
