@@ -116,3 +116,53 @@ describe('events.k8s.io/v1 Events are core v1 Events', () => {
     assert.equal(round.reportingController, 'test-controller');
   });
 });
+
+describe('autoscaling/v1 HorizontalPodAutoscalers are autoscaling/v2 in storage', () => {
+  let t: TestServer;
+  before(async () => {
+    t = await startTestServer();
+  });
+  after(async () => {
+    await t.close();
+  });
+  const v1 = '/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers';
+  const v2 = '/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers';
+
+  it('serves a v2 object to v1 clients with the rest in annotations, and takes it back whole', async () => {
+    const spec = {
+      scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'd' },
+      minReplicas: 2,
+      maxReplicas: 5,
+      metrics: [
+        { type: 'Resource', resource: { name: 'memory', target: { type: 'AverageValue', averageValue: '100Mi' } } },
+        { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 60 } } },
+      ],
+    };
+    assert.equal((await t.request('POST', v2, { apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: { name: 'h1' }, spec })).status, 201);
+    const old = (await t.request('GET', `${v1}/h1`)).body;
+    assert.equal(old.apiVersion, 'autoscaling/v1');
+    assert.equal(old.spec.targetCPUUtilizationPercentage, 60);
+    assert.equal(old.spec.metrics, undefined);
+    assert.equal(old.metadata.annotations['autoscaling.alpha.kubernetes.io/metrics'], '[{"type":"Resource","resource":{"name":"memory","targetAverageValue":"100Mi"}}]');
+    assert.deepEqual(old.status, { currentReplicas: 0, desiredReplicas: 0 });
+    // A v1 client (the 1.20 HPA controller) writes its view back: nothing is lost.
+    old.status = { currentReplicas: 2, desiredReplicas: 3, currentCPUUtilizationPercentage: 70 };
+    assert.equal((await t.request('PUT', `${v1}/h1/status`, old)).status, 200);
+    const now = (await t.request('GET', `${v2}/h1`)).body;
+    assert.deepEqual(now.spec.metrics.map((m: { resource: { name: string } }) => m.resource.name).sort(), ['cpu', 'memory']);
+    assert.equal(now.metadata.annotations, undefined);
+    assert.equal(now.status.desiredReplicas, 3);
+    assert.deepEqual(now.status.currentMetrics, [{ type: 'Resource', resource: { name: 'cpu', current: { averageUtilization: 70 } } }]);
+  });
+
+  it('stores a v1 object as v2, with the cpu target as a Utilization metric', async () => {
+    const r = await t.request('POST', v1, { apiVersion: 'autoscaling/v1', kind: 'HorizontalPodAutoscaler', metadata: { name: 'h2' }, spec: { scaleTargetRef: { kind: 'Deployment', name: 'd' }, maxReplicas: 4, targetCPUUtilizationPercentage: 50 } });
+    assert.equal(r.status, 201);
+    assert.equal(r.body.apiVersion, 'autoscaling/v1');
+    assert.equal(r.body.spec.targetCPUUtilizationPercentage, 50);
+    const stored = (await t.request('GET', `${v2}/h2`)).body;
+    assert.deepEqual(stored.spec.metrics, [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 50 } } }]);
+    assert.equal(stored.spec.minReplicas, 1);
+    assert.equal(stored.spec.targetCPUUtilizationPercentage, undefined);
+  });
+});

@@ -15,6 +15,7 @@
  */
 import type { KubeObject } from '../../api/types.js';
 import { normalizeAsGo } from '../go-json.js';
+import { hpaV1ToV2, hpaV2ToV1 } from './hpa-conversion.js';
 
 export interface Conversion {
   /** Where objects of this resource are stored, when not under their own group/resource. */
@@ -95,6 +96,10 @@ const conversions: Record<string, Conversion> = {
     storedAs: { group: '', resource: 'events' },
     encode: converting('events.k8s.io/v1', eventV1ToCore),
     decode: converting('v1', coreEventToV1),
+  },
+  'autoscaling/v1/horizontalpodautoscalers': {
+    encode: converting('autoscaling/v1', hpaV1ToV2),
+    decode: converting('autoscaling/v2', hpaV2ToV1),
   },
 };
 
