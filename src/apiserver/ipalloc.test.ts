@@ -79,6 +79,35 @@ describe('service IP and node port allocation', () => {
     assert.equal(again.status, 201, again.text);
   });
 
+  it('gives up and takes IPs and node ports when the type changes to and from ExternalName (dropTypeDependentFields)', async () => {
+    const created = await t.request('POST', svcPath, svc('flip', { type: 'NodePort', clusterIP: '10.0.0.40', ports: [{ port: 80, nodePort: 30400 }] }));
+    assert.equal(created.status, 201, created.text);
+    const cur = created.body;
+    cur.spec.type = 'ExternalName';
+    cur.spec.externalName = 'foo.example.com';
+    const en = await t.request('PUT', `${svcPath}/flip`, cur);
+    assert.equal(en.status, 200, en.text);
+    assert.equal(en.body.spec.clusterIP, undefined);
+    assert.equal(en.body.spec.clusterIPs, undefined);
+    assert.equal(en.body.spec.ipFamilies, undefined);
+    assert.equal(en.body.spec.externalTrafficPolicy, undefined);
+    assert.equal(en.body.spec.ports[0].nodePort, undefined);
+    // Both are free again.
+    const other = await t.request('POST', svcPath, svc('takes', { type: 'NodePort', clusterIP: '10.0.0.40', ports: [{ port: 80, nodePort: 30400 }] }));
+    assert.equal(other.status, 201, other.text);
+    await t.request('DELETE', `${svcPath}/takes`);
+    // Back to ClusterIP: a fresh IP, as on create.
+    const back = en.body;
+    back.spec.type = 'ClusterIP';
+    delete back.spec.externalName;
+    const cip = await t.request('PUT', `${svcPath}/flip`, back);
+    assert.equal(cip.status, 200, cip.text);
+    assert.match(cip.body.spec.clusterIP, /^10\.0\.0\.\d+$/);
+    assert.deepEqual(cip.body.spec.clusterIPs, [cip.body.spec.clusterIP]);
+    assert.deepEqual(cip.body.spec.ipFamilies, ['IPv4']);
+    await t.request('DELETE', `${svcPath}/flip`);
+  });
+
   it('rebuilds allocations from storage at start', async () => {
     // A second server on the same storage sees 10.0.0.7 (service fixed2) as taken.
     const t2 = await startTestServer({ storage });

@@ -176,8 +176,8 @@ export function newServiceAllocators(opts: { serviceClusterIPRange?: string; ser
       const svc = obj as Service;
       const prev = old as Service;
       svc.spec ??= {};
-      // The IP is immutable; an update that omits it keeps the old one.
-      if (!svc.spec.clusterIP && prev.spec?.clusterIP) {
+      // The IP is immutable; an update that omits it keeps the old one (an ExternalName service has none).
+      if (svc.spec.type !== 'ExternalName' && !svc.spec.clusterIP && prev.spec?.clusterIP) {
         svc.spec.clusterIP = prev.spec.clusterIP;
         svc.spec.clusterIPs = prev.spec.clusterIPs ?? [prev.spec.clusterIP];
       }
@@ -192,14 +192,23 @@ export function newServiceAllocators(opts: { serviceClusterIPRange?: string; ser
           if (same?.nodePort && needsNodePorts(prev.spec?.type)) p.nodePort = same.nodePort;
         }
       }
-      const saved = { clusterIP: svc.spec.clusterIP, clusterIPs: svc.spec.clusterIPs };
-      if (needsNodePorts(svc.spec.type)) {
+      const hadIP = prev.spec?.type !== 'ExternalName' ? prev.spec?.clusterIP : undefined;
+      if (svc.spec.type !== 'ExternalName' && !svc.spec.clusterIP) {
+        // A type change from ExternalName: a cluster IP (and node ports) as on create.
+        allocate(svc, !dryRun, oldPorts);
+      } else if (needsNodePorts(svc.spec.type)) {
+        const saved = { clusterIP: svc.spec.clusterIP, clusterIPs: svc.spec.clusterIPs };
         // Only ports are (re)allocated on update: pretend the IP is headless for allocate().
         const probe: Service = { ...svc, spec: { ...svc.spec, clusterIP: 'None', clusterIPs: ['None'], ports: svc.spec.ports } };
         allocate(probe, !dryRun, oldPorts);
         svc.spec.ports = probe.spec!.ports;
         svc.spec.clusterIP = saved.clusterIP;
         svc.spec.clusterIPs = saved.clusterIPs;
+      }
+      if (!dryRun && hadIP && hadIP !== 'None' && svc.spec.clusterIP !== hadIP) {
+        // A type change to ExternalName gave the IP up.
+        const off = ipOffset(hadIP);
+        if (off !== undefined) ips.delete(off);
       }
       if (!dryRun) {
         const now = new Set((svc.spec.ports ?? []).map((p) => p.nodePort).filter((p): p is number => !!p));

@@ -109,13 +109,47 @@ function validateService(obj: KubeObject): FieldError[] {
   return errs;
 }
 
+const sameJson = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+
 /**
- * As the service REST storage's patchAllocatedValues: an update that leaves
- * clusterIP / nodePorts empty keeps the allocated ones.
+ * The strategy's dropTypeDependentFields: a type change that leaves fields
+ * the new type does not use exactly as they were wipes them (the allocator
+ * releases what they held); a field the user changed too is left for
+ * validation to judge.
+ */
+function dropTypeDependentFields(n: NonNullable<Service['spec']>, o: NonNullable<Service['spec']>): void {
+  if (usesClusterIP(o.type) && !usesClusterIP(n.type)) {
+    if (n.clusterIP === o.clusterIP && sameJson(n.clusterIPs, o.clusterIPs)) {
+      delete n.clusterIP;
+      delete n.clusterIPs;
+    }
+    if (sameJson(n.ipFamilies, o.ipFamilies)) delete n.ipFamilies;
+    if (sameJson(n.ipFamilyPolicy, o.ipFamilyPolicy)) delete n.ipFamilyPolicy;
+  }
+  const nodePorts = (x: NonNullable<Service['spec']>) => (x.ports ?? []).map((p) => p.nodePort ?? 0);
+  if (usesNodePorts(o.type) && !usesNodePorts(n.type) && sameJson(nodePorts(n), nodePorts(o))) {
+    for (const p of n.ports ?? []) delete p.nodePort;
+  }
+  const needsHC = (x: NonNullable<Service['spec']>) => x.type === 'LoadBalancer' && x.externalTrafficPolicy === 'Local';
+  if (needsHC(o) && !needsHC(n) && (n.healthCheckNodePort ?? 0) === (o.healthCheckNodePort ?? 0)) delete n.healthCheckNodePort;
+  if (o.type === 'LoadBalancer' && n.type !== 'LoadBalancer') {
+    if (n.allocateLoadBalancerNodePorts !== undefined && n.allocateLoadBalancerNodePorts === o.allocateLoadBalancerNodePorts) delete n.allocateLoadBalancerNodePorts;
+    if (sameJson(n.loadBalancerClass, o.loadBalancerClass)) delete n.loadBalancerClass;
+  }
+  if (usesNodePorts(o.type) && !usesNodePorts(n.type) && n.externalTrafficPolicy === o.externalTrafficPolicy) delete n.externalTrafficPolicy;
+}
+
+/**
+ * PrepareForUpdate: dropTypeDependentFields, then as the service REST
+ * storage's patchAllocatedValues: an update that leaves clusterIP /
+ * nodePorts empty keeps the allocated ones.
  */
 function keepAllocated(newObj: KubeObject, oldObj: KubeObject): void {
   const n = (newObj.spec ?? {}) as NonNullable<Service['spec']>;
   const o = (oldObj.spec ?? {}) as NonNullable<Service['spec']>;
+  dropTypeDependentFields(n, o);
+  // A load balancer's status goes with the type (de-provisioning is not the user's concern).
+  if (n.type !== 'LoadBalancer' && (newObj.status as Obj | undefined)?.loadBalancer) (newObj.status as Obj).loadBalancer = {};
   if (usesClusterIP(n.type) && usesClusterIP(o.type)) {
     if (!n.clusterIP && o.clusterIP) n.clusterIP = o.clusterIP;
     if (!n.clusterIPs?.length && o.clusterIPs?.length) n.clusterIPs = [...o.clusterIPs];
