@@ -27,8 +27,12 @@ export interface ListRead {
   remainingItemCount?: number;
 }
 
-/** Reads a page of `s.r` honouring the query; shared with deletecollection. */
-export async function readList(s: RequestScope, opts: { paginate: boolean } = { paginate: true }): Promise<ListRead> {
+/**
+ * Reads a page of `s.r` honouring the query; shared with deletecollection.
+ * `items` are fresh copies served at s.r's version; with `raw` they are the
+ * stored (deep-frozen) objects themselves, for serialising only.
+ */
+export async function readList(s: RequestScope, opts: { paginate: boolean; raw?: boolean } = { paginate: true }): Promise<ListRead> {
   const q = s.query;
   const storage = s.server.storage;
   const sel = selectionFrom(s.r, q);
@@ -77,7 +81,7 @@ export async function readList(s: RequestScope, opts: { paginate: boolean } = { 
     }
     throw err;
   }
-  const out: ListRead = { items: result.items.map((x) => present(s.r, x.object)), revision: result.revision, more: result.more };
+  const out: ListRead = { items: result.items.map((x) => (opts.raw ? x.object : present(s.r, x.object))), revision: result.revision, more: result.more };
   if (result.more && result.items.length > 0) {
     out.continue = encodeContinue(result.revision, result.items[result.items.length - 1]!.key, prefix);
     if (sel.everything && result.remaining !== undefined) out.remainingItemCount = result.remaining;
@@ -87,24 +91,32 @@ export async function readList(s: RequestScope, opts: { paginate: boolean } = { 
 
 export async function handleList(s: RequestScope): Promise<void> {
   negotiateResponse(s);
-  const page = await readList(s);
+  const page = await readList(s, { paginate: true, raw: true });
   const listMeta: Record<string, unknown> = { resourceVersion: String(page.revision) };
   if (page.continue) listMeta.continue = page.continue;
   if (page.remainingItemCount !== undefined) listMeta.remainingItemCount = page.remainingItemCount;
   switch (s.rendering) {
-    case 'object':
+    case 'object': {
       // kube-apiserver's lists of built-in kinds carry no apiVersion and kind on their items (custom
-      // resources, unstructured, keep theirs); clients take them from the list.
-      if (!s.r.customResource) for (const item of page.items) withoutTypeMeta(item);
-      return writeObject(s, 200, { kind: s.r.listKind, apiVersion: apiVersionOf(s.r.group, s.r.version), metadata: listMeta, items: page.items });
+      // resources, unstructured, keep theirs); clients take them from the list. Stored objects are
+      // frozen and only serialised here, so a built-in item needs no copy beyond dropping those two.
+      const items = s.r.customResource || s.r.decode ? page.items.map((o) => present(s.r, o)) : page.items.map(withoutTypeMeta);
+      if (!s.r.customResource && s.r.decode) for (const item of items) withoutTypeMetaInPlace(item);
+      return writeObject(s, 200, { kind: s.r.listKind, apiVersion: apiVersionOf(s.r.group, s.r.version), metadata: listMeta, items });
+    }
     case 'metadata':
       return writeObject(s, 200, { kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1', metadata: listMeta, items: page.items.map(partialObjectMetadata) });
     case 'table':
-      return writeObject(s, 200, toTable(s.r.group, s.r.resource, page.items, includeObjectParam(s.query), s.server.clock.now(), listMeta));
+      return writeObject(s, 200, toTable(s.r.group, s.r.resource, page.items.map((o) => present(s.r, o)), includeObjectParam(s.query), s.server.clock.now(), listMeta));
   }
 }
 
-function withoutTypeMeta(obj: KubeObject): void {
+function withoutTypeMeta(obj: KubeObject): KubeObject {
+  const { apiVersion: _v, kind: _k, ...rest } = obj as KubeObject & { apiVersion?: string; kind?: string };
+  return rest as KubeObject;
+}
+
+function withoutTypeMetaInPlace(obj: KubeObject): void {
   delete (obj as { apiVersion?: string }).apiVersion;
   delete (obj as { kind?: string }).kind;
 }
