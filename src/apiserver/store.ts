@@ -256,10 +256,13 @@ export class Store {
     r.strategy.defaults(obj);
     await this.admit('UPDATE', r, ns, name, obj, old, opts);
     m.generation = om.generation;
+    const subPrepare = opts.subresource ? r.strategy.subresourcePrepare?.[opts.subresource] : undefined;
     if (opts.prepare === 'none') {
       // caller decided every field
+    } else if (subPrepare) {
+      subPrepare(obj, old, rfc3339(this.deps.clock.now()));
     } else if (opts.subresource === 'status') {
-      if (r.strategy.prepareForStatusUpdate) r.strategy.prepareForStatusUpdate(obj, old);
+      if (r.strategy.prepareForStatusUpdate) r.strategy.prepareForStatusUpdate(obj, old, rfc3339(this.deps.clock.now()));
       else {
         const status = obj.status;
         const kept = structuredClone(old);

@@ -92,6 +92,26 @@ describe('subresources', () => {
     const res = await t.request('PUT', `${path}/csr1/approval`, body);
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.status.conditions[0].type, 'Approved');
+    assert.equal(res.body.status.conditions[0].lastUpdateTime, '2024-01-01T00:00:00Z');
+    assert.match(res.body.status.conditions[0].lastTransitionTime, /^\d{4}-\d\d-\d\dT/);
+  });
+
+  it('serves get and merge patch on /approval: metadata and conditions change, spec and the rest of status do not (csrApprovalStrategy)', async () => {
+    const path = '/apis/certificates.k8s.io/v1/certificatesigningrequests';
+    const got = await t.request('GET', `${path}/csr1/approval`);
+    assert.equal(got.status, 200, got.text);
+    assert.equal(got.body.kind, 'CertificateSigningRequest');
+    const patch = { metadata: { annotations: { patchedapproval: 'true' } }, spec: { usages: ['digital signature'] }, status: { certificate: 'Zm9v', conditions: [{ type: 'ApprovalPatch', reason: 'e2e' }] } };
+    const res = await t.request('PATCH', `${path}/csr1/approval`, patch);
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.body.metadata.annotations.patchedapproval, 'true');
+    assert.deepEqual(res.body.spec.usages, ['client auth']);
+    assert.equal(res.body.status.certificate, undefined);
+    assert.equal(res.body.status.conditions.length, 1);
+    const c = res.body.status.conditions[0];
+    assert.deepEqual([c.type, c.status, c.reason], ['ApprovalPatch', 'True', 'e2e'], 'status defaults to True');
+    assert.ok(c.lastUpdateTime && c.lastTransitionTime);
+    assert.equal((await t.request('DELETE', `${path}/csr1/approval`)).status, 405);
   });
 
   it('answers pods/log with plain text and exec with a clear refusal', async () => {

@@ -10,10 +10,11 @@ import type { KubeObject } from '../../api/types.js';
 import { selectorFromLabelSelector } from '../../api/labels.js';
 import { rfc3339 } from '../../util/clock/clock.js';
 import type { RequestScope } from '../context.js';
-import { writeObject, writeText, includeObjectParam } from '../output.js';
-import { negotiateWithoutTable, partialObjectMetadata, toTable } from '../table.js';
+import { writeObject, writeText } from '../output.js';
+import { negotiateWithoutTable } from '../table.js';
 import { dryRunOf, readJsonBody, readObject } from './decode.js';
 import { handleUpdate } from './update.js';
+import { writeRendered } from './get.js';
 import { handlePatch } from './patch.js';
 import { handleTokenRequest } from './token-request.js';
 import { trackWrite } from './field-manager.js';
@@ -68,12 +69,8 @@ export async function handleSubresource(s: RequestScope): Promise<void> {
 
 async function status(s: RequestScope): Promise<void> {
   switch (s.verb) {
-    case 'get': {
-      const obj = await s.server.store.get(s.r, s.namespace, s.name);
-      if (s.rendering === 'metadata') return writeObject(s, 200, partialObjectMetadata(obj));
-      if (s.rendering === 'table') return writeObject(s, 200, toTable(s.r.group, s.r.resource, [obj], includeObjectParam(s.query), s.server.clock.now()));
-      return writeObject(s, 200, obj);
-    }
+    case 'get':
+      return writeRendered(s, 200, await s.server.store.get(s.r, s.namespace, s.name));
     case 'update':
       return handleUpdate(s, 'status');
     case 'patch':
@@ -226,16 +223,20 @@ function requireEviction(v: unknown): { metadata?: { name?: string }; deleteOpti
   return e;
 }
 
-/** PUT certificatesigningrequests/{name}/approval: only status.conditions change. */
+/**
+ * certificatesigningrequests/{name}/approval: get, update and patch, where a
+ * write changes only metadata and status.conditions (the strategy's
+ * subresourcePrepare.approval).
+ */
 async function approval(s: RequestScope): Promise<void> {
-  if (s.verb !== 'update') throw methodNotAllowed(s.verb, { group: s.r.group, resource: `${s.r.resource}/approval` });
-  const body = await readObject(s);
-  const out = await s.server.store.guaranteedUpdate(s.r, s.namespace, s.name, (cur) => {
-    const rv = body.metadata?.resourceVersion;
-    if (rv && rv !== cur.metadata?.resourceVersion) throw conflictModified(s.r, s.name);
-    const conditions = (body.status as { conditions?: unknown } | undefined)?.conditions;
-    cur.status = { ...((cur.status as object | undefined) ?? {}), conditions };
-    return cur;
-  }, { dryRun: dryRunOf(s), user: s.user, subresource: 'approval', prepare: 'none' });
-  writeObject(s, 200, out);
+  switch (s.verb) {
+    case 'get':
+      return writeRendered(s, 200, await s.server.store.get(s.r, s.namespace, s.name));
+    case 'update':
+      return handleUpdate(s, 'approval');
+    case 'patch':
+      return handlePatch(s, 'approval');
+    default:
+      throw methodNotAllowed(s.verb, { group: s.r.group, resource: `${s.r.resource}/approval` });
+  }
 }

@@ -32,7 +32,9 @@ export interface StrategySpec {
   /** Runs after status is restored and before the generation comparison. */
   prepareForUpdate?(newObj: KubeObject, oldObj: KubeObject): void;
   /** Runs after the generic status-update preparation. */
-  prepareForStatusUpdate?(newObj: KubeObject, oldObj: KubeObject): void;
+  prepareForStatusUpdate?(newObj: KubeObject, oldObj: KubeObject, now?: string): void;
+  /** See Strategy.subresourcePrepare. */
+  subresourcePrepare?: Strategy['subresourcePrepare'];
   /** Kind-specific validation (object metadata is checked generically). */
   validate?(obj: KubeObject): FieldError[];
   /** Kind-specific update checks, added to validate(newObj). */
@@ -98,15 +100,16 @@ export function newStrategy(spec: StrategySpec): Strategy {
     },
   };
   if (hasStatus) {
-    strategy.prepareForStatusUpdate = (newObj, oldObj) => {
+    strategy.prepareForStatusUpdate = (newObj, oldObj, now) => {
       setOrDelete(meta(newObj), 'generation', oldObj.metadata?.generation);
       for (const k of spec.statusResets ?? ['spec']) setOrDelete(newObj, k, clone(oldObj[k]));
       for (const k of spec.statusMetaResets ?? []) {
         setOrDelete(meta(newObj), k, clone((oldObj.metadata as Record<string, unknown> | undefined)?.[k]));
       }
-      spec.prepareForStatusUpdate?.(newObj, oldObj);
+      spec.prepareForStatusUpdate?.(newObj, oldObj, now);
     };
   }
+  if (spec.subresourcePrepare) strategy.subresourcePrepare = spec.subresourcePrepare;
   if (spec.scale) strategy.scale = spec.scale;
   if (spec.gracePeriod) strategy.gracePeriod = spec.gracePeriod;
   return strategy;

@@ -373,6 +373,22 @@ function miscStrategies(): Strategy[] {
     }),
     newStrategy({
       group: 'certificates.k8s.io', kind: 'CertificateSigningRequest', resource: 'certificatesigningrequests', namespaced: false, hasStatus: true,
+      defaults(obj) {
+        // SetDefaults_CertificateSigningRequestCondition
+        for (const c of items(objAt(obj, 'status'), 'conditions')) dfltZero(c, 'status', 'True');
+      },
+      // csrStatusStrategy: the spec stays; condition times are filled in.
+      prepareForStatusUpdate: (n, o, now) => populateConditionTimestamps(n, o, now ?? ''),
+      // csrApprovalStrategy: only the conditions (and metadata) change.
+      subresourcePrepare: {
+        approval(n, o, now) {
+          populateConditionTimestamps(n, o, now);
+          const conditions = (n.status as Obj | undefined)?.conditions;
+          n.spec = structuredClone(o.spec);
+          n.status = { ...structuredClone((o.status ?? {}) as Obj), conditions };
+          if (conditions === undefined) delete (n.status as Obj).conditions;
+        },
+      },
       validate(obj) {
         const s = specOf(obj);
         const errs: FieldError[] = [];
@@ -426,4 +442,17 @@ function miscStrategies(): Strategy[] {
 
 export function otherStrategies(): Strategy[] {
   return [hpaStrategy(), pdbStrategy(), leaseStrategy(), endpointSliceStrategy(), eventsV1Strategy(), ...rbacStrategies(), ...storageStrategies(), ...networkingStrategies(), ...miscStrategies()];
+}
+
+/**
+ * The CSR strategies' populateConditionTimestamps: a condition without
+ * lastUpdateTime gets now; without lastTransitionTime, that of the old
+ * condition of the same type and status, else now.
+ */
+function populateConditionTimestamps(n: KubeObject, o: KubeObject, now: string): void {
+  const old = items(objAt(o, 'status'), 'conditions');
+  for (const c of items(objAt(n, 'status'), 'conditions')) {
+    if (!c.lastUpdateTime) c.lastUpdateTime = now;
+    if (!c.lastTransitionTime) c.lastTransitionTime = old.find((x) => x.type === c.type && x.status === c.status && x.lastTransitionTime)?.lastTransitionTime ?? now;
+  }
 }

@@ -40,7 +40,9 @@ export interface Strategy {
   /** On update of the main resource: keeps old status, keeps metadata.generation and bumps it when the spec (or what upstream compares) changed. Mutates newObj. */
   prepareForUpdate(newObj: KubeObject, oldObj: KubeObject): void;
   /** On update of /status: keeps everything but status (and what upstream lets through). Mutates newObj. Present iff hasStatus. */
-  prepareForStatusUpdate?(newObj: KubeObject, oldObj: KubeObject): void;
+  prepareForStatusUpdate?(newObj: KubeObject, oldObj: KubeObject, now?: string): void;
+  /** Updates of other writable subresources (certificatesigningrequests/approval), by name. Mutates newObj. */
+  subresourcePrepare?: Record<string, (newObj: KubeObject, oldObj: KubeObject, now: string) => void>;
   /** Errors for a new object (after defaults and prepareForCreate). Empty means valid. */
   validate(obj: KubeObject): FieldError[];
   /** Errors for an update, including immutable fields. */
