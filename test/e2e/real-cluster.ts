@@ -14,7 +14,7 @@
  * temporary directory; stop() ends every process and removes it.
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { adminApi, freePort, kcmBin, kubectlOkWith, runKubectl, stopChild, waitFor, type KcmProcess, type KubectlOptions } from './harness.js';
@@ -68,7 +68,12 @@ interface Proc {
 function run(name: string, cmd: string, args: string[], dir: string): Proc {
   const child = spawn(cmd, args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env } });
   let out = '';
+  // Also to <dir>/<name>.log, for looking into a long run (the upstream conformance baseline) while it goes.
+  const log = createWriteStream(join(dir, `${name.replace(/\s+/g, '-')}.log`));
+  log.on('error', () => undefined);
+  child.once('exit', () => log.end());
   const keep = (d: string) => {
+    log.write(d);
     out += d;
     if (out.length > 400_000) out = out.slice(-200_000);
   };
