@@ -100,8 +100,7 @@ export async function handleList(s: RequestScope): Promise<void> {
       // kube-apiserver's lists of built-in kinds carry no apiVersion and kind on their items (custom
       // resources, unstructured, keep theirs); clients take them from the list. Stored objects are
       // frozen and only serialised here, so a built-in item needs no copy beyond dropping those two.
-      const items = s.r.customResource || s.r.decode ? page.items.map((o) => present(s.r, o)) : page.items.map(withoutTypeMeta);
-      if (!s.r.customResource && s.r.decode) for (const item of items) withoutTypeMetaInPlace(item);
+      const items = page.items.map((o) => (s.r.customResource ? present(s.r, o) : withoutTypeMeta(s.r.decode ? present(s.r, o) : o)));
       return writeObject(s, 200, { kind: s.r.listKind, apiVersion: apiVersionOf(s.r.group, s.r.version), metadata: listMeta, items });
     }
     case 'metadata':
@@ -114,9 +113,4 @@ export async function handleList(s: RequestScope): Promise<void> {
 function withoutTypeMeta(obj: KubeObject): KubeObject {
   const { apiVersion: _v, kind: _k, ...rest } = obj as KubeObject & { apiVersion?: string; kind?: string };
   return rest as KubeObject;
-}
-
-function withoutTypeMetaInPlace(obj: KubeObject): void {
-  delete (obj as { apiVersion?: string }).apiVersion;
-  delete (obj as { kind?: string }).kind;
 }
