@@ -6,6 +6,7 @@
  */
 import type { KubeObject } from '../../api/types.js';
 import type { LabelSelector } from 'kubernetes-types/meta/v1.js';
+import { deepEqual } from '../../api/equality.js';
 import {
   type FieldError,
   invalid,
@@ -20,6 +21,8 @@ import {
   isQualifiedName,
   validatePathSegmentName,
 } from '../../api/validation.js';
+
+export { deepEqual };
 
 export type { FieldError };
 export { validateLabels, validateAnnotations };
@@ -147,22 +150,6 @@ export function validateLabelSelector(sel: LabelSelector | undefined, path: stri
     for (const m of isQualifiedName(r.key)) errs.push(invalid(`${p}.key`, r.key, m));
   }
   return errs;
-}
-
-/** Structural equality of JSON values; object key order does not matter. */
-export function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a)) {
-    const bb = b as unknown[];
-    return a.length === bb.length && a.every((v, i) => deepEqual(v, bb[i]));
-  }
-  const ao = a as Record<string, unknown>;
-  const bo = b as Record<string, unknown>;
-  const ak = Object.keys(ao).filter((k) => ao[k] !== undefined);
-  const bk = Object.keys(bo).filter((k) => bo[k] !== undefined);
-  return ak.length === bk.length && ak.every((k) => deepEqual(ao[k], bo[k]));
 }
 
 /** Go's `%#v` of a metav1.LabelSelector, as immutable-selector messages print it. */

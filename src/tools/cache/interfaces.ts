@@ -6,6 +6,7 @@
 import type { KubeList, KubeObject } from '../../api/types.js';
 import type { Selector } from '../../api/labels-selector.js';
 import type { ListOptions, Watch, WatchOptions } from '../../client/interfaces.js';
+import type { WatchStatus } from './reflector.js';
 
 /** Maps an object to its store key (`namespace/name` by default). */
 export type KeyFunc<T> = (obj: T | DeletedFinalStateUnknown<T>) => string;
@@ -82,7 +83,14 @@ export interface SharedInformer<T extends KubeObject = KubeObject> {
   getStore(): Store<T>;
   /** True once the initial list has been delivered to the store. */
   hasSynced(): boolean;
+  /**
+   * Resolves true as soon as hasSynced() is (without polling), false when
+   * the signal aborts or the informer stops first.
+   */
+  whenSynced(signal?: AbortSignal): Promise<boolean>;
   lastSyncResourceVersion(): string;
+  /** The reflector's watch state (undefined before run()): for readiness checks. */
+  watchStatus(): WatchStatus | undefined;
   /** Must be called before run(): applied to every object before it is stored. */
   setTransform(fn: TransformFunc): void;
   /** Runs until the signal aborts; resolves once everything it started has stopped. */

@@ -164,6 +164,25 @@ describe('reflector', () => {
     await stop(s);
   });
 
+  it('reports whether a watch is open, since when, and the last error', async () => {
+    const s = setup();
+    assert.equal(s.r.watchStatus().watching, false);
+    await s.lw.until(() => s.lw.watchCalls.length === 1);
+    assert.deepEqual(s.r.watchStatus(), { watching: true, sinceMs: s.start });
+    await s.clock.advance(5000);
+    s.lw.failWatches(new NetworkError('connect ECONNREFUSED'));
+    s.lw.breakWatches(new NetworkError('connection reset'));
+    await s.lw.until(() => s.lw.watchCalls.length === 2);
+    const down = s.r.watchStatus();
+    assert.equal(down.watching, false);
+    assert.equal(down.sinceMs, s.start + 5000);
+    assert.match(down.lastError ?? '', /ECONNREFUSED|connection reset/);
+    await s.clock.advance(800);
+    await s.lw.until(() => s.lw.watchCalls.length === 3);
+    assert.deepEqual(s.r.watchStatus(), { watching: true, sinceMs: s.start + 5800 });
+    await stop(s);
+  });
+
   it('resumes at once from the resourceVersion of a bookmark after a watch ends', async () => {
     const s = setup();
     await s.lw.until(() => s.lw.watchCalls.length === 1);

@@ -50,6 +50,18 @@ export interface Reflector {
   run(signal: AbortSignal): Promise<void>;
   /** The resourceVersion of the last list, event or bookmark seen; "" before the first list. */
   lastSyncResourceVersion(): string;
+  /** Whether a watch is open now, since when, and the last error of a list or watch. */
+  watchStatus(): WatchStatus;
+}
+
+/** The state of a reflector's watch, for health checks. */
+export interface WatchStatus {
+  /** True while a watch stream is open (between lists, backoffs and reconnects it is false). */
+  watching: boolean;
+  /** Clock time (ms) at which `watching` last changed (the reflector's start before the first watch). */
+  sinceMs: number;
+  /** The message of the last failed list or watch, cleared when a watch opens. */
+  lastError?: string;
 }
 
 export interface ReflectorOptions<T extends KubeObject> {
@@ -98,6 +110,7 @@ class ReflectorImpl<T extends KubeObject> implements Reflector {
   private readonly backoff: Backoff;
   private readonly random: () => number;
   private readonly name: string;
+  private status: WatchStatus;
 
   constructor(private readonly opts: ReflectorOptions<T>) {
     this.clock = opts.clock ?? realClock;
@@ -107,6 +120,17 @@ class ReflectorImpl<T extends KubeObject> implements Reflector {
     this.backoff =
       opts.backoff ??
       new Backoff({ initialMs: 800, maxMs: 30_000, factor: 2, jitter: 1, resetAfterMs: 120_000, clock: this.clock, random: this.random });
+    this.status = { watching: false, sinceMs: this.clock.now() };
+  }
+
+  watchStatus(): WatchStatus {
+    return { ...this.status };
+  }
+
+  private setWatching(watching: boolean, err?: unknown): void {
+    const lastError = err === undefined ? (watching ? undefined : this.status.lastError) : String((err as Error)?.message ?? err);
+    const sinceMs = watching === this.status.watching ? this.status.sinceMs : this.clock.now();
+    this.status = lastError === undefined ? { watching, sinceMs } : { watching, sinceMs, lastError };
   }
 
   lastSyncResourceVersion(): string {
@@ -120,8 +144,10 @@ class ReflectorImpl<T extends KubeObject> implements Reflector {
         await this.listAndWatch(signal);
       } catch (err) {
         if (signal.aborted) break;
+        this.setWatching(false, err);
         this.handleCycleError(err);
       }
+      this.setWatching(false);
       if (signal.aborted) break;
       try {
         await this.clock.sleep(this.backoff.next(), signal);
@@ -241,6 +267,7 @@ class ReflectorImpl<T extends KubeObject> implements Reflector {
           w = await this.opts.lw.watch(opts, ac.signal);
         } catch (err) {
           if (signal.aborted) return;
+          this.setWatching(false, err);
           if (isNetworkError(err) || isTooManyRequests(err)) {
             this.log.v(4).info({ err: String(err) }, 'watch failed, backing off');
             try {
@@ -256,6 +283,7 @@ class ReflectorImpl<T extends KubeObject> implements Reflector {
           w.stop();
           return;
         }
+        this.setWatching(true);
         const end = await this.consume(w, ac, timeoutSeconds, signal);
         if (signal.aborted) return;
         if (end.error) {

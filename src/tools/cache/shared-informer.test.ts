@@ -88,6 +88,35 @@ describe('shared index informer', () => {
     await stop(s);
   });
 
+  it('resolves whenSynced() once the initial list is in the store, for empty and non-empty lists', async () => {
+    for (const objs of [[], [pod('a'), pod('b')]]) {
+      const s = setup(objs);
+      const waiting = s.inf.whenSynced();
+      let early: boolean | undefined;
+      void waiting.then((v) => (early = v));
+      assert.equal(early, undefined);
+      s.done = s.inf.run(s.ac.signal);
+      assert.equal(await waiting, true);
+      assert.equal(s.inf.getStore().listKeys().length, objs.length);
+      assert.equal(await s.inf.whenSynced(), true);
+      await stop(s);
+    }
+  });
+
+  it('resolves whenSynced() false when its signal aborts or the informer stops first', async () => {
+    const s = setup([pod('a')]);
+    s.lw.failLists(new Error('boom'));
+    const ac = new AbortController();
+    const aborted = s.inf.whenSynced(ac.signal);
+    const stopped = s.inf.whenSynced();
+    s.done = s.inf.run(s.ac.signal);
+    ac.abort();
+    assert.equal(await aborted, false);
+    s.ac.abort();
+    await s.done;
+    assert.equal(await stopped, false);
+  });
+
   it('emits a Deleted with a DeletedFinalStateUnknown for objects gone from the server at a relist', async () => {
     const s = setup([pod('a'), pod('b')]);
     const events: Ev[] = [];

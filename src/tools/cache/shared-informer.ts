@@ -35,7 +35,7 @@ import type {
   TransformFunc,
 } from './interfaces.js';
 import { MINIMUM_RESYNC_PERIOD_MS, ProcessorListener, SharedProcessor, determineResyncPeriod } from './processor.js';
-import type { Reflector } from './reflector.js';
+import type { Reflector, WatchStatus } from './reflector.js';
 import { newReflector } from './reflector.js';
 import { metaNamespaceKeyFunc, newIndexer } from './store.js';
 
@@ -71,6 +71,7 @@ class SharedIndexInformerImpl<T extends KubeObject> implements SharedIndexInform
   private stopped = false;
   private fifo: DeltaFIFO<T> | undefined;
   private reflector: Reflector | undefined;
+  private syncWaiters: Array<(synced: boolean) => void> = [];
 
   constructor(
     private readonly lw: ListerWatcher<T>,
@@ -139,8 +140,39 @@ class SharedIndexInformerImpl<T extends KubeObject> implements SharedIndexInform
     return this.fifo?.hasSynced() ?? false;
   }
 
+  whenSynced(signal?: AbortSignal): Promise<boolean> {
+    if (this.hasSynced()) return Promise.resolve(true);
+    if (this.stopped || signal?.aborted) return Promise.resolve(false);
+    return new Promise<boolean>((resolve) => {
+      const onAbort = () => {
+        this.syncWaiters = this.syncWaiters.filter((w) => w !== waiter);
+        resolve(false);
+      };
+      const waiter = (synced: boolean) => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve(synced);
+      };
+      this.syncWaiters.push(waiter);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /** Wakes whenSynced() waiters once synced (or with false once stopped). */
+  private settleSyncWaiters(): void {
+    if (this.syncWaiters.length === 0) return;
+    const synced = this.hasSynced();
+    if (!synced && !this.stopped) return;
+    const waiters = this.syncWaiters;
+    this.syncWaiters = [];
+    for (const w of waiters) w(synced);
+  }
+
   lastSyncResourceVersion(): string {
     return this.reflector?.lastSyncResourceVersion() ?? '';
+  }
+
+  watchStatus(): WatchStatus | undefined {
+    return this.reflector?.watchStatus();
   }
 
   setTransform(fn: TransformFunc): void {
@@ -161,10 +193,21 @@ class SharedIndexInformerImpl<T extends KubeObject> implements SharedIndexInform
     this.started = true;
     const fifo = newDeltaFIFO<T>({ keyFunc: this.keyFunc, knownObjects: this.indexer, transform: this.transform });
     this.fifo = fifo;
+    // An empty initial list syncs the FIFO without a pop: check after replace too.
+    const store = {
+      add: (obj: T) => fifo.add(obj),
+      update: (obj: T) => fifo.update(obj),
+      delete: (obj: T | DeletedFinalStateUnknown<T>) => fifo.delete(obj),
+      replace: (items: T[], rv: string) => {
+        fifo.replace(items, rv);
+        this.settleSyncWaiters();
+      },
+      resync: () => fifo.resync(),
+    };
     this.reflector = newReflector<T>({
       name: this.opts.name,
       lw: this.lw,
-      store: fifo,
+      store,
       clock: this.clock,
       resyncPeriodMs: this.resyncCheckPeriodMs,
       shouldResync: () => this.processor.shouldResync(this.clock.now()),
@@ -184,6 +227,7 @@ class SharedIndexInformerImpl<T extends KubeObject> implements SharedIndexInform
       processorStop.abort();
       await processorRun;
       this.stopped = true;
+      this.settleSyncWaiters();
     }
   }
 
@@ -192,6 +236,7 @@ class SharedIndexInformerImpl<T extends KubeObject> implements SharedIndexInform
     while (!fifo.isClosed()) {
       try {
         await fifo.pop(handle);
+        this.settleSyncWaiters();
       } catch (err) {
         if (err instanceof FIFOClosedError) return;
         this.log.error(err, 'processing deltas failed');
