@@ -10,7 +10,7 @@
  *   setStatusCondition(status, { type: 'Ready', status: 'True', reason: 'Available', message: '3 of 3 replicas', observedGeneration: widget.metadata!.generation! });
  */
 import type { Condition } from 'kubernetes-types/meta/v1.js';
-import { isQualifiedName, invalid, notSupported, required, tooLong, type FieldError } from '../api/validation.js';
+import { isQualifiedName, invalid, notSupported, regexError, required, tooLong, type FieldError } from '../api/validation.js';
 import { realClock, rfc3339, type Clock } from '../util/clock/clock.js';
 
 export type { Condition };
@@ -33,9 +33,17 @@ export interface ConditionHolder {
   conditions?: Condition[];
 }
 
-const REASON_RE = /^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/;
-const REASON_MSG =
-  "a condition reason must start with alphabetic character, optionally followed by a string of alphanumeric characters or '_,:', and must end with an alphanumeric character or '_'";
+const REASON_FMT = '[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?';
+const REASON_RE = new RegExp(`^${REASON_FMT}$`);
+const REASON_MSG = regexError(
+  "a condition reason must start with alphabetic character, optionally followed by a string of alphanumeric characters or '_,:', and must end with an alphanumeric character or '_'",
+  REASON_FMT,
+  'my_name',
+  'MY_NAME',
+  'MyName',
+  'ReasonA,ReasonB',
+  'ReasonA:ReasonB',
+);
 const MAX_REASON_LEN = 1024;
 const MAX_MESSAGE_LEN = 32 * 1024;
 const STATUSES: readonly ConditionStatus[] = ['False', 'True', 'Unknown'];
@@ -54,9 +62,10 @@ export function validateCondition(c: Condition | NewCondition, path = 'status.co
   if (!c.reason) errs.push(required(`${path}.reason`, 'must be set'));
   else {
     if (!REASON_RE.test(c.reason)) errs.push(invalid(`${path}.reason`, c.reason, REASON_MSG));
-    if (c.reason.length > MAX_REASON_LEN) errs.push(tooLong(`${path}.reason`, c.reason, MAX_REASON_LEN));
+    if (Buffer.byteLength(c.reason, 'utf8') > MAX_REASON_LEN) errs.push(tooLong(`${path}.reason`, c.reason, MAX_REASON_LEN));
   }
-  if ((c.message ?? '').length > MAX_MESSAGE_LEN) errs.push(tooLong(`${path}.message`, c.message, MAX_MESSAGE_LEN));
+  // Go's len(): the limits count UTF-8 bytes.
+  if (Buffer.byteLength(c.message ?? '', 'utf8') > MAX_MESSAGE_LEN) errs.push(tooLong(`${path}.message`, c.message, MAX_MESSAGE_LEN));
   return errs;
 }
 

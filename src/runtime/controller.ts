@@ -191,14 +191,14 @@ class Controller implements RuntimeController {
   }
 
   private async waitForHandlers(regs: HandlerRegistration[], signal: AbortSignal): Promise<boolean> {
-    const timeout = AbortSignal.any([signal, this.timeoutSignal(this.d.options.cacheSyncTimeoutMs ?? DEFAULT_CACHE_SYNC_TIMEOUT_MS)]);
-    return (await Promise.all(regs.map((r) => r.whenSynced(timeout)))).every(Boolean);
-  }
-
-  private timeoutSignal(ms: number): AbortSignal {
-    const ac = new AbortController();
-    this.d.clock.setTimer(() => ac.abort(new Error('timeout')), ms);
-    return ac.signal;
+    const timeout = new AbortController();
+    const timer = this.d.clock.setTimer(() => timeout.abort(new Error('cache sync timeout')), this.d.options.cacheSyncTimeoutMs ?? DEFAULT_CACHE_SYNC_TIMEOUT_MS);
+    try {
+      const both = AbortSignal.any([signal, timeout.signal]);
+      return (await Promise.all(regs.map((r) => r.whenSynced(both)))).every(Boolean);
+    } finally {
+      timer.stop();
+    }
   }
 
   /** After stop: lets in-flight reconciles finish, up to the graceful shutdown timeout. */

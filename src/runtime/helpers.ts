@@ -75,7 +75,8 @@ export async function createOrPatch<T extends RuntimeObject>(client: RuntimeClie
   let result: OperationResult = 'unchanged';
   let object: T = existing;
   if (Object.keys(createMergePatch(beforeRest, afterRest)).length > 0) {
-    object = await client.patch(existing, mergeFrom(before));
+    // The object patch leaves the status alone: a status change goes through the status subresource below.
+    object = await client.patch({ ...after, status: beforeStatus } as T, mergeFrom(before));
     result = 'updated';
   }
   if (!deepEqual(beforeStatus, afterStatus)) {

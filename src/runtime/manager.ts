@@ -335,10 +335,14 @@ class ManagerImpl implements Manager {
     if (failure !== undefined) throw failure;
   }
 
-  /** Controllers and leader-only runnables, until `signal` aborts or one of them fails. */
+  /** Controllers and leader-only runnables, until `signal` aborts (a failing one aborts it through `fail`). */
   private async runLeaderWork(signal: AbortSignal, fail: (err: unknown) => void): Promise<void> {
     const work = [...this.controllers.map((c) => c.start(signal)), ...this.runnables.filter((r) => r.needLeaderElection !== false).map((r) => r.start(signal))];
-    await Promise.all(work.map((p) => p.catch(fail)));
+    const aborted = new Promise<void>((resolve) => {
+      if (signal.aborted) resolve();
+      else signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    await Promise.all([...work.map((p) => p.catch(fail)), aborted]);
   }
 
   private async startServers(): Promise<void> {

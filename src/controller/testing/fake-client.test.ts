@@ -223,4 +223,38 @@ describe('fake client', () => {
     assert.equal(m.metadata.name, 'a');
     assert.equal((m as KubeObject).spec, undefined);
   });
+
+  it('records the write options of creates, updates and patches, and marks calls of metadata views', async () => {
+    const fake = newFakeClient({ clock: new FakeClock() });
+    const pods = fake.resource(GVR.pods).namespace('default');
+    await pods.create(pod('a'));
+    await pods.create(pod('b'), { fieldManager: 'me', dryRun: 'All' });
+    await pods.update(pod('a'), { fieldManager: 'me' });
+    await pods.updateStatus(pod('a'), { fieldValidation: 'Strict' });
+    await pods.patch('a', 'apply', { metadata: { labels: { x: 'y' } } }, { fieldManager: 'me', force: true, subresource: 'status' });
+    await fake.metadata(GVR.pods).namespace('default').list();
+    const a = fake.actions();
+    assert.equal('writeOptions' in a[0]!, false, 'no options, no field');
+    assert.deepEqual(a[1]!.writeOptions, { fieldManager: 'me', dryRun: 'All' });
+    assert.deepEqual(a[2]!.writeOptions, { fieldManager: 'me' });
+    assert.deepEqual(a[3]!.writeOptions, { fieldValidation: 'Strict' });
+    assert.deepEqual(a[4]!.writeOptions, { fieldManager: 'me', force: true });
+    assert.equal(a[4]!.subresource, 'status');
+    assert.equal(a[4]!.metadataOnly, undefined);
+    assert.equal(a[5]!.metadataOnly, true);
+  });
+
+  it('closes open watches on request, ending their iteration', async () => {
+    const fake = newFakeClient({ clock: new FakeClock() });
+    const w = await fake.resource(GVR.pods).watch({ resourceVersion: '0' });
+    await fake.resource(GVR.configMaps).watch({ resourceVersion: '0' });
+    const it = w[Symbol.asyncIterator]();
+    const pending = it.next();
+    assert.equal(fake.closeWatches(GVR.pods), 1);
+    assert.equal((await pending).done, true);
+    assert.equal(fake.watcherCount(GVR.pods), 0);
+    assert.equal(fake.watcherCount(GVR.configMaps), 1);
+    assert.equal(fake.closeWatches(), 1);
+    assert.equal(fake.watcherCount(), 0);
+  });
 });

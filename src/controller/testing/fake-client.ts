@@ -81,6 +81,10 @@ export interface FakeAction {
   listOptions?: ListOptions;
   watchOptions?: WatchOptions;
   deleteOptions?: DeleteOptions;
+  /** The options of a create, update or patch (fieldManager, dryRun, fieldValidation, force), when any was set. */
+  writeOptions?: PatchOptions;
+  /** True for calls made through `metadata(gvr)` (PartialObjectMetadata views). */
+  metadataOnly?: true;
 }
 
 /**
@@ -115,6 +119,8 @@ export interface FakeClient extends Client {
   storedList<T extends KubeObject = KubeObject>(gvr: GroupVersionResource, namespace?: string): T[];
   /** Open watches (of one resource when given). */
   watcherCount(gvr?: GroupVersionResource): number;
+  /** Ends every open watch (of one resource when given), as an API server closing its streams; returns how many. */
+  closeWatches(gvr?: GroupVersionResource): number;
   /** The current (last written) resourceVersion. */
   resourceVersion(): string;
 }
@@ -268,6 +274,20 @@ class FakeClientImpl implements FakeClient, FakeBackend {
     const k = gvrString(gvr);
     let n = 0;
     for (const w of this.watchers) if (w.gvrKey === k) n++;
+    return n;
+  }
+  closeWatches(gvr?: GroupVersionResource): number {
+    const k = gvr ? gvrString(gvr) : undefined;
+    let n = 0;
+    for (const w of [...this.watchers]) {
+      if (k !== undefined && w.gvrKey !== k) continue;
+      w.stopped = true;
+      this.watchers.delete(w);
+      const wake = w.wake;
+      w.wake = undefined;
+      wake?.();
+      n++;
+    }
     return n;
   }
   resourceVersion(): string {

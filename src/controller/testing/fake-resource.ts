@@ -61,7 +61,9 @@ export class FakeResource<T extends KubeObject> implements ResourceInterface<T> 
   ) {}
 
   private base(verb: FakeVerb, extra: Partial<FakeAction> = {}): FakeAction {
-    return { verb, gvr: this.gvr, resource: this.gvr.resource, namespace: this.ns, ...extra };
+    const a: FakeAction = { verb, gvr: this.gvr, resource: this.gvr.resource, namespace: this.ns, ...extra };
+    if (this.metadataOnly) a.metadataOnly = true;
+    return a;
   }
 
   private out<R>(o: KubeObject): R {
@@ -108,22 +110,23 @@ export class FakeResource<T extends KubeObject> implements ResourceInterface<T> 
   }
 
   create(obj: T, opts: CreateOptions = {}): Promise<T> {
-    return this.c.invoke(this.base('create', { name: obj.metadata?.name, object: obj }), () => this.out<T>(this.c.doCreate(this.gvr, this.ns, obj, opts)));
+    return this.c.invoke(this.base('create', { name: obj.metadata?.name, object: obj, ...writeOptions(opts) }), () => this.out<T>(this.c.doCreate(this.gvr, this.ns, obj, opts)));
   }
 
   update(obj: T, opts: UpdateOptions = {}): Promise<T> {
-    return this.c.invoke(this.base('update', { name: obj.metadata?.name, object: obj }), () => this.out<T>(this.c.doUpdate(this.gvr, this.ns, obj, opts)));
+    return this.c.invoke(this.base('update', { name: obj.metadata?.name, object: obj, ...writeOptions(opts) }), () => this.out<T>(this.c.doUpdate(this.gvr, this.ns, obj, opts)));
   }
 
   updateStatus(obj: T, opts: UpdateOptions = {}): Promise<T> {
-    return this.c.invoke(this.base('update', { name: obj.metadata?.name, object: obj, subresource: 'status' }), () =>
+    return this.c.invoke(this.base('update', { name: obj.metadata?.name, object: obj, subresource: 'status', ...writeOptions(opts) }), () =>
       this.out<T>(this.c.doUpdate(this.gvr, this.ns, obj, opts, 'status')),
     );
   }
 
   patch(name: string, type: PatchType, patch: unknown, opts: PatchOptions & { subresource?: string } = {}): Promise<T> {
-    const extra: Partial<FakeAction> = { name, patchType: type, patch };
-    if (opts.subresource) extra.subresource = opts.subresource;
+    const { subresource, ...rest } = opts;
+    const extra: Partial<FakeAction> = { name, patchType: type, patch, ...writeOptions(rest) };
+    if (subresource) extra.subresource = subresource;
     return this.c.invoke(this.base('patch', extra), () => this.out<T>(this.c.doPatch(this.gvr, this.ns, name, type, patch, opts)));
   }
 
@@ -196,6 +199,12 @@ export class FakeResource<T extends KubeObject> implements ResourceInterface<T> 
       }
     });
   }
+}
+
+/** `{ writeOptions }` when any option is set, else nothing (actions of plain calls stay as they were). */
+function writeOptions(opts: PatchOptions): Pick<FakeAction, 'writeOptions'> {
+  const set = Object.entries(opts).filter(([, v]) => v !== undefined);
+  return set.length > 0 ? { writeOptions: Object.fromEntries(set) as PatchOptions } : {};
 }
 
 /** autoscaling/v1 Scale of an object with spec.replicas. */
