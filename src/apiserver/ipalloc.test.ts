@@ -80,7 +80,7 @@ describe('service IP and node port allocation', () => {
   });
 
   it('gives up and takes IPs and node ports when the type changes to and from ExternalName (dropTypeDependentFields)', async () => {
-    const created = await t.request('POST', svcPath, svc('flip', { type: 'NodePort', clusterIP: '10.0.0.40', ports: [{ port: 80, nodePort: 30400 }] }));
+    const created = await t.request('POST', svcPath, svc('flip', { type: 'NodePort', clusterIP: '10.0.0.12', ports: [{ port: 80, nodePort: 30400 }] }));
     assert.equal(created.status, 201, created.text);
     const cur = created.body;
     cur.spec.type = 'ExternalName';
@@ -93,7 +93,7 @@ describe('service IP and node port allocation', () => {
     assert.equal(en.body.spec.externalTrafficPolicy, undefined);
     assert.equal(en.body.spec.ports[0].nodePort, undefined);
     // Both are free again.
-    const other = await t.request('POST', svcPath, svc('takes', { type: 'NodePort', clusterIP: '10.0.0.40', ports: [{ port: 80, nodePort: 30400 }] }));
+    const other = await t.request('POST', svcPath, svc('takes', { type: 'NodePort', clusterIP: '10.0.0.12', ports: [{ port: 80, nodePort: 30400 }] }));
     assert.equal(other.status, 201, other.text);
     await t.request('DELETE', `${svcPath}/takes`);
     // Back to ClusterIP: a fresh IP, as on create.

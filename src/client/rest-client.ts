@@ -17,7 +17,8 @@ import { NetworkError, StatusError } from './errors.js';
 import { newExecCredentialProvider, type ExecCredential, type ExecCredentialProvider } from './exec-credential.js';
 import { restClientMetrics, type RestClientMetrics } from './metrics.js';
 import { newTokenBucketRateLimiter, type RequestRateLimiter } from './rate-limit.js';
-import { asStatus, parseWarnings, responseError, type RequestTarget } from './response-errors.js';
+import { parseWarnings, responseError, type RequestTarget } from './response-errors.js';
+import type { Status } from '../api/types.js';
 import type { RestConfig } from './rest-config.js';
 import { newFileTokenSource, type TokenSource } from './token-source.js';
 import { newTransport, type Transport } from './transport.js';
@@ -179,16 +180,18 @@ class RestClientImpl implements RestClient {
       }
       if (opts.responseType === 'text') return text as T;
       if (!text) return undefined as T;
-      const status = asStatus(text);
-      if (status && status.status === 'Failure') {
-        if (!status.code) status.code = res.statusCode;
-        throw new StatusError(status);
-      }
+      let body: unknown;
       try {
-        return JSON.parse(text) as T;
+        body = JSON.parse(text);
       } catch (err) {
         throw new Error(`${method} ${path}: cannot decode response as JSON: ${(err as Error).message}`, { cause: err });
       }
+      const status = body as Status | null;
+      if (status && typeof status === 'object' && status.kind === 'Status' && status.status === 'Failure') {
+        if (!status.code) status.code = res.statusCode;
+        throw new StatusError(status);
+      }
+      return body as T;
     } catch (err) {
       if (err instanceof StatusError || err instanceof NetworkError) throw err;
       if (ac.signal.aborted) throw this.failure(method, path, err, ac.signal, opts.signal, timedOut);

@@ -65,6 +65,14 @@ describe('LIST', () => {
     await t.request('DELETE', '/api/v1/namespaces/default/configmaps/c25');
   });
 
+  it('serves a list at resourceVersion 0 whole, ignoring limit, as kube-apiserver\'s watch cache does', async () => {
+    const res = await t.request('GET', '/api/v1/namespaces/default/configmaps?limit=2&resourceVersion=0');
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body.items.map((x: any) => x.metadata.name), ['c0', 'c1', 'c2', 'c3', 'c4']);
+    assert.equal(res.body.metadata.continue, undefined);
+    assert.equal(res.body.metadata.remainingItemCount, undefined);
+  });
+
   it('answers 410 Expired for a continue token older than the compaction', async () => {
     const p1 = await t.request('GET', '/api/v1/namespaces/default/configmaps?limit=2');
     await t.request('POST', '/api/v1/namespaces/default/configmaps', cm('late'));

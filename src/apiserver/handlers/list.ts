@@ -37,10 +37,11 @@ export async function readList(s: RequestScope, opts: { paginate: boolean; raw?:
   const storage = s.server.storage;
   const sel = selectionFrom(s.r, q);
   const limitRaw = q.get('limit');
-  const limit = opts.paginate && limitRaw ? Number(limitRaw) : 0;
-  if (!Number.isInteger(limit) || limit < 0) throw badRequest(`invalid limit: ${limitRaw}`);
   const cont = opts.paginate ? q.get('continue') ?? '' : '';
   const rv = q.get('resourceVersion') ?? '';
+  // As kube-apiserver's watch cache: a list at resourceVersion "0" is served whole, limit ignored (no continue token).
+  const limit = opts.paginate && limitRaw && !(rv === '0' && !cont) ? Number(limitRaw) : 0;
+  if (!Number.isInteger(limit) || limit < 0) throw badRequest(`invalid limit: ${limitRaw}`);
   const match = q.get('resourceVersionMatch') ?? '';
   if (match && match !== 'Exact' && match !== 'NotOlderThan') throw badRequest(`resourceVersionMatch: Unsupported value: "${match}": supported values: "Exact", "NotOlderThan"`);
   if (match && !rv) throw badRequest('resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided');
