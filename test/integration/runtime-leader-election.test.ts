@@ -2,7 +2,8 @@
  * Two replicas of one kcm/runtime operator (separate processes) against the
  * embedded API server: one leads and reconciles, the other waits; when the
  * leader is killed (SIGKILL: no release of the Lease) the other takes over
- * once the lease expires, and every Widget still has exactly one child.
+ * once the lease expires, and every Widget still has exactly one child. A
+ * leader stopped with SIGTERM finishes, releases the Lease and exits 0.
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -150,5 +151,21 @@ describe('kcm/runtime leader election across processes', () => {
     assert.notEqual(children.get('w3')![0], w3child, 'the deleted child was recreated');
     for (const [owner, names] of children) assert.equal(names.length, 1, `${owner} has ${names.join(', ')}`);
     assert.equal(children.size, 30);
+  });
+
+  it('releases the Lease when the leader is stopped with SIGTERM, and exits 0', async () => {
+    const leases = env.client.resource<Lease & KubeObject>(GVR.leases).namespace('default');
+    const b = replicas.find((r) => r.out.includes('leading replica-b'))!;
+    assert.ok(b, 'replica-b leads after the first test');
+    const code = new Promise<number | null>((resolve) => b.proc.on('exit', (c) => resolve(c)));
+    b.proc.kill('SIGTERM');
+    assert.equal(await code, 0);
+    assert.ok(b.out.includes('stopped replica-b'));
+    const lease = await leases.get('widget-operator-leader');
+    // client-go's release: holder cleared, lease duration 1 s, so a candidate takes over at its next try.
+    assert.equal(lease.spec?.holderIdentity ?? '', '');
+    const c = startReplica(env.url, 'replica-c');
+    replicas.push(c);
+    await waitFor(() => c.out.includes('leading replica-c'), 20_000, 'replica-c to lead');
   });
 });
