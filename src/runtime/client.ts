@@ -70,7 +70,11 @@ export interface RuntimeClient extends Reader {
   /** The field manager of writes without their own. */
   readonly fieldManager: string;
   create<T extends RuntimeObject>(obj: T, opts?: WriteOptions): Promise<T>;
-  /** A full update; fails with 409 Conflict when `obj` is not the latest version. Status is not written (see updateStatus). */
+  /**
+   * A full update; fails with 409 Conflict when `obj` is not the latest
+   * version. For kinds with a status subresource the server ignores
+   * `status` here: write it with updateStatus.
+   */
   update<T extends RuntimeObject>(obj: T, opts?: WriteOptions): Promise<T>;
   /** Writes `obj.status` through the status subresource. */
   updateStatus<T extends RuntimeObject>(obj: T, opts?: WriteOptions): Promise<T>;

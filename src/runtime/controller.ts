@@ -117,6 +117,8 @@ export interface RuntimeController {
 }
 
 export const DEFAULT_CACHE_SYNC_TIMEOUT_MS = 2 * 60_000;
+/** Pending read-your-writes records beyond which observed ones are swept. */
+const PENDING_WRITES_SWEEP_AT = 1024;
 
 export function requestKey(req: ObjectKey): string {
   return req.namespace ? `${req.namespace}/${req.name}` : req.name;
@@ -290,8 +292,18 @@ class Controller implements RuntimeController {
       this.metrics.reconcileTotal.labels(this.name, 'error').inc();
       log.error(err, { terminal: isTerminalError(err) }, 'Reconciler error');
     } finally {
-      if (writeLog.writes.length > 0) this.pendingWrites.set(key, writeLog.writes);
+      if (writeLog.writes.length > 0) {
+        this.pendingWrites.set(key, writeLog.writes);
+        if (this.pendingWrites.size > PENDING_WRITES_SWEEP_AT) this.sweepObservedWrites();
+      }
       this.metrics.reconcileTime.labels(this.name).observe(d.clock.since(start) / 1000);
+    }
+  }
+
+  /** Forgets writes the cache already shows, so keys reconciled once in a long while hold no memory. */
+  private sweepObservedWrites(): void {
+    for (const [key, writes] of this.pendingWrites) {
+      if (writes.every((w) => this.d.cache.hasObserved(w))) this.pendingWrites.delete(key);
     }
   }
 }
