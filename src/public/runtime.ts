@@ -27,6 +27,32 @@ export {
 export { getConfig, type GetConfigOptions } from '../runtime/config.js';
 export { controller, type Builder, type BuilderStart, type ForOptions, type OwnsOptions, type WatchesOptions } from '../runtime/builder.js';
 export type { Request, Result, ReconcileContext, ReconcileFunc, Reconciler, ControllerOptions, RuntimeController } from '../runtime/controller.js';
+export {
+  defineResource,
+  customResourceDefinition,
+  pluralize,
+  type CustomObject,
+  type ResourceDefinition,
+  type ResourceSpec,
+  type PrinterColumn,
+  type ValidationRule,
+} from '../runtime/resource.js';
+export {
+  toStructuralSchema,
+  intOrString,
+  quantity,
+  preserveUnknownFields,
+  embeddedResource,
+  listMap,
+  listSet,
+  conditions,
+  SchemaConversionError,
+  type SchemaCondition,
+  type JSONSchemaProps,
+} from '../runtime/schema.js';
+export { generateTypes, type GenerateTypesOptions } from '../runtime/crd-types.js';
+/** TypeBox, the schema builder of defineResource (https://github.com/sinclairzx81/typebox). */
+export { Type, type Static, type TSchema } from 'typebox';
 export { kinds, defineKind, metadataOnly, type ResourceKind, type RuntimeObject, type PartialObjectMetadata, type ObjectOf, type KindSpec } from '../runtime/kinds.js';
 export {
   generationChanged,

@@ -5,6 +5,7 @@
  * time under the test's control.
  */
 export { startTestEnv, type TestEnv, type TestEnvOptions } from '../testing/test-env.js';
+export { validateResource, type ValidationResult, type SchemaSource } from '../testing/validate.js';
 export { FakeClock, flushMicrotasks, realClock, type Clock, type Timer } from '../util/clock/clock.js';
 export { newFakeClient, type FakeClient, type FakeClientOptions, type FakeAction, type FakeVerb, type Reactor } from '../controller/testing/fake-client.js';
 export { newFakeRecorder, type FakeEventRecorder } from '../tools/record/fake-recorder.js';

@@ -2,66 +2,37 @@
 // packed tarball and run by test/package/consumer.test.ts. It only uses
 // kcm's public subpaths.
 import assert from 'node:assert/strict';
-import type { CustomResourceDefinition } from 'kubernetes-types/apiextensions/v1.js';
-import type { ObjectMeta } from 'kubernetes-types/meta/v1.js';
 import { parseQuantity, quantityToString, parseSelector } from 'kcm/api';
 import { newSharedInformerFactory } from 'kcm/cache';
 import { isNotFound, newKubeClient, typed, type KubeObject } from 'kcm/client';
 import { defaultIdentity } from 'kcm/leaderelection';
 import type { EventRecorder } from 'kcm/record';
 import {
+  Type,
+  conditions,
   controller,
-  defineKind,
+  defineResource,
   kinds,
+  type ObjectOf,
   newManager,
   setControllerReference,
   setStatusCondition,
   createOrUpdate,
   setLogOutput,
-  type Condition,
 } from 'kcm/runtime';
-import { startTestEnv } from 'kcm/testing';
+import { startTestEnv, validateResource } from 'kcm/testing';
 import { newQueue } from 'kcm/workqueue';
 
-interface Widget {
-  apiVersion?: string;
-  kind?: string;
-  metadata?: ObjectMeta;
-  spec: { greeting: string };
-  status?: { conditions?: Condition[]; observedGeneration?: number };
-}
-
-const Widget = defineKind<Widget>({ group: 'example.com', version: 'v1', kind: 'Widget', plural: 'widgets', namespaced: true });
-
-const crd: CustomResourceDefinition = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: 'widgets.example.com' },
-  spec: {
-    group: 'example.com',
-    scope: 'Namespaced',
-    names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' },
-    versions: [
-      {
-        name: 'v1',
-        served: true,
-        storage: true,
-        subresources: { status: {} },
-        schema: {
-          openAPIV3Schema: {
-            type: 'object',
-            properties: {
-              spec: { type: 'object', properties: { greeting: { type: 'string' } } },
-              status: { type: 'object', x_kubernetes_preserve_unknown_fields: true } as never,
-            },
-          },
-        },
-      },
-    ],
-  },
-};
-// kubernetes-types spells the extension with a dash in JSON.
-(crd.spec.versions[0]!.schema!.openAPIV3Schema!.properties!.status as Record<string, unknown>) = { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
+// One definition: the type, the CRD and validation.
+const Widget = defineResource({
+  group: 'example.com',
+  version: 'v1',
+  kind: 'Widget',
+  spec: Type.Object({ greeting: Type.String({ minLength: 1 }), replicas: Type.Optional(Type.Integer({ minimum: 0, default: 1 })) }),
+  status: Type.Object({ conditions: Type.Optional(conditions()), observedGeneration: Type.Optional(Type.Integer()) }),
+  printerColumns: [{ name: 'Greeting', type: 'string', jsonPath: '.spec.greeting' }],
+});
+type Widget = ObjectOf<typeof Widget>;
 
 async function eventually(cond: () => Promise<boolean>, what: string): Promise<void> {
   const deadline = Date.now() + 15_000;
@@ -81,7 +52,10 @@ async function main(): Promise<void> {
   q.add('a');
   assert.equal(q.len(), 1);
 
-  const env = await startTestEnv({ crds: [crd] });
+  const invalid = validateResource(Widget, { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'x' }, spec: { greeting: '', replicas: -1 } });
+  assert.equal(invalid.errors.length, 2, invalid.errors.join('; '));
+
+  const env = await startTestEnv({ crds: [Widget.crd()] });
   const client = newKubeClient(env.restConfig);
   try {
     const mgr = newManager({ name: 'widget-operator', restConfig: env.restConfig, leaderElection: { namespace: 'default' } });
@@ -112,7 +86,7 @@ async function main(): Promise<void> {
     const ac = new AbortController();
     const running = mgr.start(ac.signal);
 
-    const widgets = client.resource<Widget & KubeObject>({ group: 'example.com', version: 'v1', resource: 'widgets' }).namespace('default');
+    const widgets = client.resource<Widget & KubeObject>({ group: Widget.group, version: Widget.version, resource: Widget.plural }).namespace('default');
     await widgets.create({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'hello' }, spec: { greeting: 'hi' } });
     await eventually(async () => {
       try {
