@@ -22,6 +22,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Registry, collectDefaultMetrics } from 'prom-client';
+import type { CustomResourceDefinition } from 'kubernetes-types/apiextensions/v1.js';
+import { GVR } from '../api/gvr.js';
+import type { KubeObject } from '../api/types.js';
 import type { Client } from '../client/interfaces.js';
 import { newKubeClient, type KubeClient } from '../client/client.js';
 import { SERVICE_ACCOUNT_DIR } from '../client/in-cluster.js';
@@ -73,6 +76,14 @@ export interface ManagerCacheOptions {
 export interface ManagerOptions {
   /** Names the manager: default field manager, Lease name, event source. */
   name: string;
+  /**
+   * CustomResourceDefinitions to install (server-side apply, as the manager's
+   * field manager) before anything else starts; start() waits until each is
+   * Established. Pass resource definitions or CRD objects.
+   */
+  installCRDs?: Array<CustomResourceDefinition | { crd(): CustomResourceDefinition }>;
+  /** How long to wait for installed CRDs to be Established (default 60 s). */
+  crdEstablishTimeoutMs?: number;
   /** Where the API server is (see getConfig()). Either this or `client`. */
   restConfig?: RestConfig;
   /** A client you built (tests: a fake client). */
@@ -275,6 +286,7 @@ class ManagerImpl implements Manager {
     };
     try {
       await this.startServers();
+      if (this.opts.installCRDs?.length) await this.installCRDs(this.opts.installCRDs, stop.signal);
       this.cache.start(stop.signal);
       const everywhere = this.runnables.filter((r) => r.needLeaderElection === false).map((r) => r.start(stop.signal).catch(fail));
       const le = this.opts.leaderElection === false || this.opts.leaderElection?.enabled === false ? undefined : (this.opts.leaderElection ?? {});
@@ -333,6 +345,49 @@ class ManagerImpl implements Manager {
       await this.ownClient?.close();
     }
     if (failure !== undefined) throw failure;
+  }
+
+  /** Applies the CRDs and waits (watching, bounded) until each is Established. */
+  private async installCRDs(items: NonNullable<ManagerOptions['installCRDs']>, signal: AbortSignal): Promise<void> {
+    const crds = items.map((c) => ('crd' in c && typeof c.crd === 'function' ? c.crd() : (c as CustomResourceDefinition)));
+    const ri = this.lowClient.resource<CustomResourceDefinition & KubeObject>(GVR.customResourceDefinitions);
+    for (const crd of crds) {
+      const name = crd.metadata?.name;
+      if (!name) throw new TypeError('installCRDs: a CustomResourceDefinition without metadata.name');
+      await ri.patch(name, 'apply', { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', ...crd }, { fieldManager: this.name, force: true });
+      this.logger.info({ crd: name }, 'applied CustomResourceDefinition');
+    }
+    const timeoutMs = this.opts.crdEstablishTimeoutMs ?? 60_000;
+    const timeout = new AbortController();
+    const timer = this.clock.setTimer(() => timeout.abort(), timeoutMs);
+    const both = AbortSignal.any([signal, timeout.signal]);
+    const established = (c: CustomResourceDefinition) => !!c.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True');
+    try {
+      for (const crd of crds) {
+        const name = crd.metadata!.name!;
+        // Read, then watch from there until Established; a watch the server ends is reopened.
+        for (;;) {
+          const current = await ri.get(name);
+          if (established(current)) break;
+          if (both.aborted) {
+            if (signal.aborted) return;
+            throw new Error(`CustomResourceDefinition ${name} was not Established within ${timeoutMs} ms`);
+          }
+          const w = await ri.watch({ fieldSelector: `metadata.name=${name}`, resourceVersion: current.metadata?.resourceVersion }, both);
+          try {
+            for await (const ev of w) {
+              if ((ev.type === 'ADDED' || ev.type === 'MODIFIED') && established(ev.object)) break;
+            }
+          } catch (err) {
+            if (!both.aborted) throw err;
+          } finally {
+            w.stop();
+          }
+        }
+      }
+    } finally {
+      timer.stop();
+    }
   }
 
   /** Controllers and leader-only runnables, until `signal` aborts (a failing one aborts it through `fail`). */
