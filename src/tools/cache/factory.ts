@@ -12,6 +12,7 @@
  *   dropping metadata.managedFields (as kube-controller-manager does);
  *   `transform` replaces that default.
  */
+import { setMaxListeners } from 'node:events';
 import type { GroupVersionResource, KubeObject, PartialObjectMetadata } from '../../api/types.js';
 import { GVR, gvrString } from '../../api/gvr.js';
 import type { Client, ListOptions, WatchOptions } from '../../client/interfaces.js';
@@ -146,6 +147,8 @@ class Factory {
   ) {
     this.clock = opts.clock ?? realClock;
     this.log = opts.logger ?? newLogger('informers');
+    // One listener per informer: not a leak however many informers there are.
+    setMaxListeners(0, this.stop.signal);
   }
 
   informerFor<T extends KubeObject>(
