@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Runs every compiled test file (dist/**/*.test.js) with Node's test runner.
-// Usage: node scripts/run-tests.mjs [--only src|test/integration|test/e2e] [--real] [filter...]
+// Runs every compiled test file (dist/**/*.test.js, and the example operator's
+// examples/operator/dist/**/*.test.js) with Node's test runner.
+// Usage: node scripts/run-tests.mjs [--only src|test/integration|test/e2e|examples] [--real] [filter...]
 // --real: the controller scenarios of test/e2e against the real kube-apiserver and kube-scheduler
 // in $KCM_REAL_BIN (default /tmp/k8sbin, built by ../shared/tools/build-real-k8s.sh) with
 // `kcm controller-manager` and `kcm nodes` (test/e2e/real-cluster.ts), one file at a time.
@@ -35,7 +36,7 @@ if (real) {
   if (filters.length === 0) filters.push(...realScenarios.map((n) => `e2e/${n}.test.js`));
   process.env.KCM_TEST_CONCURRENCY ??= '1';
 }
-if (only.length === 0) only = ['src', 'test'];
+if (only.length === 0) only = ['src', 'test', 'examples'];
 
 function walk(dir, out) {
   if (!existsSync(dir)) return out;
@@ -47,9 +48,15 @@ function walk(dir, out) {
   return out;
 }
 
+/** Where the compiled tests of `d` are: dist/<d>, or each example's own dist/. */
+function testDirs(d) {
+  if (d === 'examples') return [join(root, 'examples', 'operator', 'dist')];
+  return [join(dist, d)];
+}
+
 const files = only
-  .flatMap((d) => walk(join(dist, d), []))
-  .filter((f) => filters.length === 0 || filters.some((s) => relative(dist, f).includes(s)))
+  .flatMap((d) => testDirs(d).flatMap((dir) => walk(dir, [])))
+  .filter((f) => filters.length === 0 || filters.some((s) => relative(dist, f).includes(s) || relative(root, f).includes(s)))
   .sort();
 if (files.length === 0) {
   console.error('run-tests: no test files found (did tsc run?)');
