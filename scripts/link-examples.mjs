@@ -8,7 +8,7 @@ import { existsSync, lstatSync, mkdirSync, readlinkSync, rmSync, symlinkSync } f
 import { join } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
-for (const example of ['examples/operator']) {
+for (const example of ['examples/operator', 'examples/lab']) {
   const modules = join(root, example, 'node_modules');
   const link = join(modules, 'kcm');
   const target = '../../..';

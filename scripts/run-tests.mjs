@@ -50,7 +50,7 @@ function walk(dir, out) {
 
 /** Where the compiled tests of `d` are: dist/<d>, or each example's own dist/. */
 function testDirs(d) {
-  if (d === 'examples') return [join(root, 'examples', 'operator', 'dist')];
+  if (d === 'examples') return ['operator', 'lab'].map((e) => join(root, 'examples', e, 'dist'));
   return [join(dist, d)];
 }
 

@@ -88,6 +88,8 @@ export interface RuntimeClient extends Reader {
   delete<T extends RuntimeObject>(obj: T, opts?: DeleteOptions): Promise<void>;
   /** The kind of an object from its apiVersion and kind. */
   kindOf(obj: RuntimeObject): Promise<ResourceKind>;
+  /** Whether reads of `kind` are served from the cache (else get/list throw UncachedKindError; use live). */
+  isCached(kind: ResourceKind): boolean;
 }
 
 export interface RuntimeClientOptions {
@@ -126,6 +128,10 @@ class ClientImpl implements RuntimeClient {
 
   get<T extends RuntimeObject>(kind: ResourceKind<T>, key: ObjectKey): Promise<T | undefined> {
     return this.opts.cache.get(kind, key);
+  }
+
+  isCached(kind: ResourceKind): boolean {
+    return this.opts.cache.has(kind);
   }
 
   list<T extends RuntimeObject>(kind: ResourceKind<T>, opts?: CacheListOptions): Promise<T[]> {

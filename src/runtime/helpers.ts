@@ -23,11 +23,13 @@ function sameKey(a: RuntimeObject, b: RuntimeObject): boolean {
   return (a.metadata?.name ?? '') === (b.metadata?.name ?? '') && (a.metadata?.namespace ?? '') === (b.metadata?.namespace ?? '');
 }
 
+/** The object as it is now: from the cache when the kind is cached, else from the API server. */
 async function current<T extends RuntimeObject>(client: RuntimeClient, obj: T): Promise<T | undefined> {
   const kind = await client.kindOf(obj);
   const name = obj.metadata?.name;
   if (!name) throw new TypeError('createOrUpdate: the object needs metadata.name');
-  const existing = await client.get(kind, { namespace: obj.metadata?.namespace, name });
+  const key = { namespace: obj.metadata?.namespace, name };
+  const existing = client.isCached(kind) ? await client.get(kind, key) : await client.live.get(kind, key);
   return existing as T | undefined;
 }
 
@@ -39,7 +41,8 @@ async function mutated<T extends RuntimeObject>(obj: T, mutate: (obj: T) => void
 }
 
 /**
- * Reads the object named by `obj` (from the cache), applies `mutate` to it
+ * Reads the object named by `obj` (from the cache, or from the API server
+ * for a kind nobody caches), applies `mutate` to it
  * (or to `obj` when there is none) and creates or updates it; nothing is
  * written when `mutate` changed nothing. `mutate` sets the fields this
  * controller owns and must not change name or namespace.
