@@ -7,7 +7,7 @@
  * written; `close()` stops accepting connections, ends watches, lets requests
  * in flight finish (bounded), closes the handler and flushes storage.
  */
-import { mkdirSync } from 'node:fs';
+import { securePrivateDataDir, usePrivateUmask } from './data-dir.js';
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -141,7 +141,9 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
   const dataDir = resolve(opts.dataDir);
   const bindAddress = opts.bindAddress ?? '127.0.0.1';
   const serviceClusterIPRange = opts.serviceClusterIPRange ?? '10.0.0.0/24';
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  // Everything kcm writes is private: the data dir, the database (Secrets), keys, kubeconfig.
+  usePrivateUmask();
+  securePrivateDataDir(dataDir, log);
 
   const serviceIP = firstServiceIP(serviceClusterIPRange);
   const bindIPs = bindAddress && bindAddress !== '0.0.0.0' && bindAddress !== '::' ? [bindAddress] : [];
