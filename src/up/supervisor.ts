@@ -2,7 +2,8 @@
  * Runs `kcm up`'s controller side beside the API server, in a child process
  * (default) or a worker thread, so the two use two cores. A crash (exit
  * without being asked to stop) is reported and the side restarted after a
- * backoff (1 s doubling to 30 s, reset after a minute of good running).
+ * backoff (restart-backoff.ts: 1 s doubling to 10 s, reset once the side is
+ * ready again or ran for a minute).
  * stop() asks for a graceful stop and kills after `stopTimeoutMs`; it never
  * hangs.
  */
@@ -11,6 +12,7 @@ import { Worker } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../util/log/logger.js';
 import type { ControllerSideConfig, ControllerSideMessage } from './controller-side.js';
+import { newRestartBackoff } from './restart-backoff.js';
 
 export type Isolation = 'process' | 'thread';
 
@@ -78,15 +80,17 @@ export function startSupervisor(opts: SupervisorOptions): Supervisor {
   let restarts = 0;
   let current: Running | undefined;
   let restartTimer: NodeJS.Timeout | undefined;
-  let backoffMs = 1000;
+  const backoff = newRestartBackoff();
   let done!: () => void;
   const finished = new Promise<void>((r) => (done = r));
 
   const launch = (): void => {
-    const started = Date.now();
+    backoff.started(Date.now());
     let stoppedCode: number | undefined;
     const onMessage = (m: ControllerSideMessage) => {
       if (m.type === 'stopped') stoppedCode = m.code;
+      // Ready again: the controllers' caches synced.
+      if (m.type === 'cm' && m.event.type === 'caches-synced') backoff.ready();
       opts.onMessage(m);
     };
     current = opts.isolation === 'thread' ? startThread(opts.config, onMessage) : startProcess(opts.config, onMessage);
@@ -96,9 +100,7 @@ export function startSupervisor(opts: SupervisorOptions): Supervisor {
         done();
         return;
       }
-      if (Date.now() - started > 60_000) backoffMs = 1000;
-      const delay = backoffMs;
-      backoffMs = Math.min(backoffMs * 2, 30_000);
+      const delay = backoff.crashed(Date.now());
       restarts++;
       const why = new Error(signal ? `killed by ${signal}` : `exit code ${code ?? stoppedCode ?? 'unknown'}`);
       opts.logger.error(why, { restarts }, `controller side (${opts.isolation}) exited unexpectedly; restarting in ${delay} ms`);
