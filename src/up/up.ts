@@ -123,7 +123,10 @@ export async function runUp(o: UpOptions, startedAt: number, signal: AbortSignal
   const onMessage = (m: ControllerSideMessage) => {
     switch (m.type) {
       case 'cm':
-        if (m.event.type === 'caches-synced') status.update({ cachesSyncedMs: Date.now() - startedAt });
+        if (m.event.type === 'caches-synced') {
+          if (status.current().cachesSyncedMs !== undefined) out.write(`kcm up: controller side ready again after restart ${status.current().restarts} (caches synced in ${m.event.ms} ms)\n`);
+          else status.update({ cachesSyncedMs: Date.now() - startedAt });
+        }
         else if (m.event.type === 'controllers-started') status.update({ controllers: { started: m.event.started.length, skipped: m.event.skipped.length } });
         else if (m.event.type === 'serving') out.write(`kcm up: controller manager serving on ${m.event.url}\n`);
         break;

@@ -39,7 +39,6 @@ import type { SharedIndexInformer, TransformFunc } from './interfaces.js';
 import { listWatchFromClient } from './list-watch.js';
 import { newSharedIndexInformer } from './shared-informer.js';
 import { namespaceIndexers } from './store.js';
-import { waitForCacheSync } from './wait.js';
 
 /** A kubernetes-types interface usable where a KubeObject is required. */
 export type Kube<T> = T & KubeObject;
@@ -206,12 +205,21 @@ class Factory {
 
   async waitForCacheSync(signal: AbortSignal): Promise<Map<string, boolean>> {
     const out = new Map<string, boolean>();
-    await Promise.all(
-      Array.from(this.running.keys()).map(async (key) => {
-        const inf = this.informers.get(key)!;
-        out.set(key, await waitForCacheSync(signal, () => inf.hasSynced(), { clock: this.clock }));
-      }),
-    );
+    // One listener on the caller's signal, however many informers wait on it.
+    const waiting = new AbortController();
+    setMaxListeners(0, waiting.signal);
+    const onAbort = () => waiting.abort(signal.reason);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      await Promise.all(
+        Array.from(this.running.keys()).map(async (key) => {
+          out.set(key, await this.informers.get(key)!.whenSynced(waiting.signal));
+        }),
+      );
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
     return out;
   }
 
