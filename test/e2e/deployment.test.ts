@@ -5,7 +5,8 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { waitFor, type KcmProcess } from './harness.js';
+import { startKubectl, waitFor, type KcmProcess } from './harness.js';
+import { newJsonStreamDecoder } from '../../src/client/watch-decoder.js';
 import { startCluster } from './cluster.js';
 
 function manifest(name: string, opts: { replicas?: number; image?: string; strategy?: string; progressDeadlineSeconds?: number } = {}): string {
@@ -96,6 +97,36 @@ describe('deployments with kubectl', { timeout: 300_000 }, () => {
     const res = await kcm.kubectl(['rollout', 'status', 'deploy/stuck', '--timeout=40s'], { timeoutMs: 50_000 });
     assert.notEqual(res.code, 0);
     assert.match(res.stderr, /exceeded its progress deadline/);
+  });
+
+  it('never runs more than replicas + maxSurge pods during rollouts, terminating pods aside', async () => {
+    // 5 replicas, maxSurge 25% -> at most 7 pods that are not being deleted; five updates, the later ones mid-rollout.
+    await apply('surge', { replicas: 5 });
+    await rollout('surge');
+    const watch = startKubectl(kcm.kubeconfigPath, ['get', 'pods', '-l', 'app=surge', '--watch', '-o', 'json', '--output-watch-events']);
+    try {
+      await waitFor(() => watch.lines().length > 0, 10_000, 'the pod watch');
+      for (let i = 2; i <= 6; i++) {
+        await kcm.kubectlOk(['set', 'image', 'deploy/surge', `app=nginx:${i}`]);
+        if (i % 2 === 0) await rollout('surge');
+      }
+      await rollout('surge');
+    } finally {
+      await watch.stop();
+    }
+    const decoder = newJsonStreamDecoder();
+    const events = decoder.push(watch.lines().join('\n')).map((t) => JSON.parse(t) as { type: string; object: { metadata: { name: string; deletionTimestamp?: string }; status?: { phase?: string } } });
+    assert.ok(events.length > 10, `${events.length} watch events`);
+    const pods = new Map<string, (typeof events)[number]['object']>();
+    let peak = 0;
+    for (const e of events) {
+      if (e.type === 'DELETED') pods.delete(e.object.metadata.name);
+      else pods.set(e.object.metadata.name, e.object);
+      const live = [...pods.values()].filter((p) => !p.metadata.deletionTimestamp && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');
+      peak = Math.max(peak, live.length);
+    }
+    assert.ok(peak <= 7, `${peak} pods not being deleted at once`);
+    assert.ok(peak >= 6, `the rollouts surged (peak ${peak})`);
   });
 
   it('re-adopts the same replica set after an orphaning delete', async () => {
