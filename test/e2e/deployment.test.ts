@@ -7,7 +7,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startKubectl, waitFor, type KcmProcess } from './harness.js';
 import { newJsonStreamDecoder } from '../../src/client/watch-decoder.js';
-import { startCluster } from './cluster.js';
+import { onRealControllerManager, startCluster } from './cluster.js';
 
 function manifest(name: string, opts: { replicas?: number; image?: string; strategy?: string; progressDeadlineSeconds?: number } = {}): string {
   return JSON.stringify({
@@ -125,8 +125,11 @@ describe('deployments with kubectl', { timeout: 300_000 }, () => {
       const live = [...pods.values()].filter((p) => !p.metadata.deletionTimestamp && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');
       peak = Math.max(peak, live.length);
     }
-    assert.ok(peak <= 7, `${peak} pods not being deleted at once`);
     assert.ok(peak >= 6, `the rollouts surged (peak ${peak})`);
+    // kube-controller-manager v1.20 goes over (9 and 10 seen in this scenario): it creates a new ReplicaSet
+    // sized from a cache that may not show its last scale-down yet. kcm's controllers keep the bound.
+    if (onRealControllerManager) console.log(`real kube-controller-manager: peak of ${peak} pods not being deleted`);
+    else assert.ok(peak <= 7, `${peak} pods not being deleted at once`);
   });
 
   it('re-adopts the same replica set after an orphaning delete', async () => {
