@@ -97,6 +97,16 @@ describe('deletion', () => {
     assert.equal((await t.request('GET', `${podPath}/bound`)).status, 404);
   });
 
+  it('caps the deletion time of a huge grace period at the latest time RFC 3339 writes', async () => {
+    assert.equal((await t.request('POST', podPath, pod('forever', { nodeName: 'n1' }))).status, 201);
+    const d = await t.request('DELETE', `${podPath}/forever?gracePeriodSeconds=9223372036854775807`);
+    assert.equal(d.status, 200, d.text);
+    assert.equal(d.body.metadata.deletionTimestamp, '9999-12-31T23:59:59Z');
+    const bad = await t.request('DELETE', `${podPath}/forever?gracePeriodSeconds=1.5`);
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.message, 'strconv.ParseInt: parsing "1.5": invalid syntax');
+  });
+
   it('deletes terminal pods at once', async () => {
     await t.request('POST', podPath, pod('done', { nodeName: 'n1' }));
     const cur = (await t.request('GET', `${podPath}/done`)).body;

@@ -11,9 +11,13 @@ import type { ServedResource } from './resources.js';
 import type { UserInfo } from './request-info.js';
 import { meta, present, type Store } from './store.js';
 import { badRequest, conflict, notFound, successStatus } from './status.js';
+import { parseInt64 } from './parse-int.js';
 
 export const orphanFinalizer = 'orphan';
 export const foregroundFinalizer = 'foregroundDeletion';
+
+/** 9999-12-31T23:59:59Z, the latest time metav1.Time writes. */
+const latestTimeMs = Date.UTC(9999, 11, 31, 23, 59, 59);
 
 export type PropagationPolicy = 'Orphan' | 'Background' | 'Foreground';
 
@@ -54,10 +58,10 @@ export function parseDeleteOptions(body: unknown, query: URLSearchParams, user: 
     throw badRequest('DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Invalid value: "' + out.propagationPolicy + '": orphanDependents and deletionPropagation cannot be both set');
   }
   const grace = b.gracePeriodSeconds ?? query.get('gracePeriodSeconds') ?? undefined;
-  if (grace !== undefined && grace !== null) {
-    const n = Number(grace);
-    if (!Number.isInteger(n)) throw badRequest(`invalid gracePeriodSeconds: ${String(grace)}`);
-    out.gracePeriodSeconds = n;
+  if (typeof grace === 'string') out.gracePeriodSeconds = parseInt64(grace);
+  else if (grace !== undefined && grace !== null) {
+    if (typeof grace !== 'number' || !Number.isInteger(grace)) throw badRequest(`invalid gracePeriodSeconds: ${String(grace)}`);
+    out.gracePeriodSeconds = grace;
   }
   const pre = b.preconditions as { uid?: string; resourceVersion?: string } | undefined;
   if (pre && typeof pre === 'object') out.preconditions = { ...pre };
@@ -140,7 +144,8 @@ export async function deleteObject(store: Store, r: ServedResource, ns: string, 
       if (m.deletionTimestamp && existing !== undefined && existing !== null && existing > 0 && grace >= existing) {
         pendingGraceful = true; // a later delete may shorten, never lengthen
       } else {
-        const requested = now + grace * 1000;
+        // However long the grace, the deadline stays a time RFC 3339 can write.
+        const requested = Math.min(now + grace * 1000, latestTimeMs);
         const existingAt = parseTime(m.deletionTimestamp);
         if (!m.deletionTimestamp && (m.generation ?? 0) > 0) m.generation = m.generation! + 1;
         if (existingAt === undefined || requested < existingAt) m.deletionTimestamp = rfc3339(requested);

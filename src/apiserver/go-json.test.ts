@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { goStructOf, normalizeAsGo, stringifyAsGo } from './go-json.js';
+import { decodeNullsOf, goStructOf, normalizeAsGo, stringifyAsGo } from './go-json.js';
 
 const norm = (obj: Record<string, unknown>) => {
   const c = structuredClone(obj);
@@ -79,5 +79,37 @@ describe('objects as Go writes them', () => {
     assert.equal(text, '{"command":["sh","-c","a \\u0026\\u0026 b \\u003e c \\u003c d"],"note":"x\\u2028y"}');
     assert.deepEqual(JSON.parse(text), { command: ['sh', '-c', 'a && b > c < d'], note: 'x\u2028y' });
     assert.equal(stringifyAsGo({ a: 'plain' }), '{"a":"plain"}');
+  });
+});
+
+describe('nulls as Go decodes them', () => {
+  const decoded = (obj: Record<string, unknown>) => {
+    const c = structuredClone(obj);
+    assert.equal(decodeNullsOf(c, c.apiVersion as string, c.kind as string), true);
+    return c;
+  };
+
+  it('turns null list items and map values into the zero value of their Go type', () => {
+    const pod = decoded({
+      apiVersion: 'v1', kind: 'Pod',
+      metadata: { finalizers: [null, 'a'], labels: { x: null } },
+      spec: { containers: [null, { name: 'c', ports: [null], resources: { limits: { cpu: null } } }], nodeSelector: { d: null } },
+    });
+    assert.deepEqual(pod.metadata, { finalizers: ['', 'a'], labels: { x: '' } });
+    assert.deepEqual(pod.spec, { containers: [{}, { name: 'c', ports: [{}], resources: { limits: { cpu: '0' } } }], nodeSelector: { d: '' } });
+  });
+
+  it('gives a null field the form of its zero value: left out when omitted, kept for a nil pointer or slice, "" for a plain string', () => {
+    const d = decoded({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: null, creationTimestamp: null }, spec: { replicas: null, selector: null, template: null, strategy: { type: null } } });
+    assert.deepEqual(d.metadata, { creationTimestamp: null }, 'name is omitempty; a zero Time writes null');
+    assert.deepEqual(d.spec, { selector: null, strategy: {} }, 'replicas is an omitempty pointer, selector a plain one, template a struct');
+    const ev = decoded({ apiVersion: 'v1', kind: 'Event', metadata: {}, involvedObject: null, reason: null, count: null });
+    assert.deepEqual(ev, { apiVersion: 'v1', kind: 'Event', metadata: {} });
+  });
+
+  it('leaves values of the wrong type and kinds it does not know alone', () => {
+    const cm = decoded({ apiVersion: 'v1', kind: 'ConfigMap', data: [null], metadata: { labels: 'x' } });
+    assert.deepEqual(cm, { apiVersion: 'v1', kind: 'ConfigMap', data: [null], metadata: { labels: 'x' } });
+    assert.equal(decodeNullsOf({ a: null }, 'example.com/v1', 'Widget'), false);
   });
 });

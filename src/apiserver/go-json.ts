@@ -199,6 +199,63 @@ function needsWalk(shape: GoShape): boolean {
   return Array.isArray(shape) ? needsWalk(shape[1]) : isStruct(shape);
 }
 
+/**
+ * Replaces JSON nulls in `obj` (in place) as decoding it into the Go struct
+ * `def` does, so later code never meets a null where Go has a value: a null
+ * list item or map value becomes the zero value of its Go type
+ * (`finalizers: [null]` is `[""]`, `labels: {a: null}` is `{a: ""}`,
+ * `ports: [null]` is `[{}]`); a null field takes the form normalizeGoStruct
+ * gives the zero value (left out when omitempty drops it, `""` for a plain
+ * string, null kept for a nil pointer, slice or map and a zero Time), except
+ * that a struct (not a pointer to one) is left out rather than filled in.
+ * Values of the wrong JSON type are left as they are (the type check refuses
+ * those first).
+ */
+export function decodeNullsAsGo(obj: Record<string, unknown>, def: string): void {
+  const fields = table().get(def);
+  if (!fields) return;
+  for (const f of fields) {
+    if (!Object.prototype.hasOwnProperty.call(obj, f.name)) continue;
+    const v = obj[f.name];
+    if (v !== null) decodeNullsIn(v, f.shape);
+    else if ((isStruct(f.shape) && !f.pointer) || (f.omitEmpty && (f.pointer || !isStructValue(f.shape)))) delete obj[f.name];
+    else if (!f.pointer) obj[f.name] = zeroOf(f.shape);
+  }
+}
+
+function decodeNullsIn(v: unknown, shape: GoShape): void {
+  if (v === null || typeof v !== 'object') return;
+  if (Array.isArray(shape)) {
+    const inner = shape[1];
+    if (shape[0] === 'slice') {
+      if (!Array.isArray(v)) return;
+      for (let i = 0; i < v.length; i++) {
+        if (v[i] === null) v[i] = zeroOf(inner);
+        else decodeNullsIn(v[i], inner);
+      }
+    } else if (!Array.isArray(v)) {
+      const m = v as Record<string, unknown>;
+      for (const k of Object.keys(m)) {
+        if (m[k] === null) m[k] = zeroOf(inner);
+        else decodeNullsIn(m[k], inner);
+      }
+    }
+    return;
+  }
+  if (isStruct(shape) && !Array.isArray(v)) decodeNullsAsGo(v as Record<string, unknown>, shape);
+}
+
+/** The Go struct of every object's metadata (custom resources' included). */
+export const objectMetaStruct = 'io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta';
+
+/** decodeNullsAsGo for a built-in object by its apiVersion and kind; false when the kind has no Go type here. */
+export function decodeNullsOf(obj: Record<string, unknown>, apiVersion: string, kind: string): boolean {
+  const def = goStructOf(apiVersion, kind);
+  if (!def) return false;
+  decodeNullsAsGo(obj, def);
+  return true;
+}
+
 /** Normalizes a built-in object by its apiVersion and kind; returns false when the kind has no Go type here. */
 export function normalizeAsGo(obj: Record<string, unknown>): boolean {
   if (typeof obj.apiVersion !== 'string' || typeof obj.kind !== 'string') return false;
@@ -222,6 +279,10 @@ const goEscapes: Record<string, string> = { '<': '\\u003c', '>': '\\u003e', '&':
  * (empty objects and arrays stay `{}` and `[]`, as in JSON.stringify).
  */
 export function stringifyAsGo(value: unknown, indent?: number): string {
-  const text = JSON.stringify(value, null, indent);
+  return escapeAsGo(JSON.stringify(value, null, indent));
+}
+
+/** JSON text with `<`, `>`, `&`, U+2028 and U+2029 escaped as Go's encoding/json escapes them. */
+export function escapeAsGo(text: string): string {
   return htmlUnsafe.test(text) ? text.replace(htmlUnsafeAll, (c) => goEscapes[c]!) : text;
 }

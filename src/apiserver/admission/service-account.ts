@@ -64,7 +64,7 @@ export function newServiceAccountAdmission(reader: ObjectReader, opts: ServiceAc
       }
       const automount = spec.automountServiceAccountToken ?? (sa as { automountServiceAccountToken?: boolean }).automountServiceAccountToken ?? true;
       if (!automount) return;
-      const all = [...(spec.initContainers ?? []), ...spec.containers];
+      const all = [...(spec.initContainers ?? []), ...(spec.containers ?? [])];
       if (all.some((c) => (c.volumeMounts ?? []).some((m) => m.mountPath === serviceAccountMountPath))) return;
       const volumes = spec.volumes ?? [];
       let name = '';

@@ -4,9 +4,11 @@
  * upstream's handler does.
  */
 import type { RequestScope } from '../context.js';
-import { apiVersionOf } from '../../api/types.js';
+import { apiVersionOf, type KubeObject } from '../../api/types.js';
 import { negotiateResponse, writeObject } from '../output.js';
 import { readJsonBody } from './decode.js';
+import { decodeTyped } from './field-validation.js';
+import { openApiOf } from '../router.js';
 import { deleteObject, parseDeleteOptions, type DeleteRequest } from '../deletion.js';
 import { deleteNamespace } from '../namespaces.js';
 import { methodNotAllowed } from '../status.js';
@@ -17,10 +19,17 @@ function isNamespaces(s: RequestScope): boolean {
   return s.r.group === '' && s.r.resource === 'namespaces';
 }
 
+/** The DeleteOptions body (undefined when empty), decoded into its Go type (meta/v1 DeleteOptions). */
+async function readDeleteOptions(s: RequestScope): Promise<unknown> {
+  const body = await readJsonBody(s);
+  if (body && typeof body === 'object' && !Array.isArray(body)) decodeTyped(openApiOf(s.server).swagger(), { group: '', version: 'v1', kind: 'DeleteOptions' }, body as KubeObject);
+  return body;
+}
+
 export async function handleDelete(s: RequestScope): Promise<void> {
   if (!s.r.verbs.includes('delete')) throw methodNotAllowed('delete', s.r);
   negotiateResponse(s);
-  const req = parseDeleteOptions(await readJsonBody(s), s.query, s.user);
+  const req = parseDeleteOptions(await readDeleteOptions(s), s.query, s.user);
   const result = isNamespaces(s) ? await deleteNamespace(s.server, s.r, s.name, req) : await deleteObject(s.server.store, s.r, s.namespace, s.name, req);
   const code = !result.deleted && req.orphanDependents === false ? 202 : 200;
   writeObject(s, code, result.body);
@@ -29,7 +38,7 @@ export async function handleDelete(s: RequestScope): Promise<void> {
 export async function handleDeleteCollection(s: RequestScope): Promise<void> {
   if (!s.r.verbs.includes('deletecollection')) throw methodNotAllowed('deletecollection', s.r);
   negotiateResponse(s);
-  const req: DeleteRequest = parseDeleteOptions(await readJsonBody(s), s.query, s.user);
+  const req: DeleteRequest = parseDeleteOptions(await readDeleteOptions(s), s.query, s.user);
   const page = await readList(s, { paginate: false });
   const items = [];
   for (const obj of page.items) {

@@ -27,10 +27,12 @@ import type { ServerResponse } from 'node:http';
 import type { KubeObject } from '../../api/types.js';
 import type { SwaggerDocument } from '../openapi/index.js';
 import type { PatchKind } from './patch.js';
-import { stringifyAsGo } from '../go-json.js';
+import { decodeNullsAsGo, decodeNullsOf, escapeAsGo, objectMetaStruct } from '../go-json.js';
+import { apiVersionOf } from '../../api/types.js';
+import { sortedJsonText } from '../nesting-depth.js';
 import { StatusError, badRequest } from '../status.js';
 import { newStatus } from '../../client/errors.js';
-import { checkTypes } from './type-check.js';
+import { checkApplyTypes, checkTypes } from './type-check.js';
 
 export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
 
@@ -89,6 +91,19 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 
 function join(path: string, key: string): string {
   return path ? `${path}.${key}` : key;
+}
+
+/**
+ * What decoding a body into its Go type does beyond parsing the JSON: a
+ * value of the wrong JSON type is kube-apiserver's 400 (checkTypes), and
+ * nulls become what Go leaves (decodeNullsOf: `finalizers: [null]` is
+ * `[""]`). Kinds the OpenAPI document does not describe pass as they are.
+ */
+export function decodeTyped(doc: SwaggerDocument, gvk: { group: string; version: string; kind: string }, obj: KubeObject): void {
+  const root = rootSchemaOf(doc, gvk);
+  if (!root) return;
+  checkTypes(doc, root, gvk, obj);
+  decodeNullsOf(obj, apiVersionOf(gvk.group, gvk.version), gvk.kind);
 }
 
 /**
@@ -176,6 +191,7 @@ export function duplicateKeys(text: string): (string | number)[][] {
     i++;
     return simple ? text.slice(start + 1, i - 1) : (JSON.parse(text.slice(start, i)) as string);
   };
+  // One path, extended and shortened as the scan descends: copies are made only for duplicates.
   const value = (path: (string | number)[]): void => {
     ws();
     const c = text[i];
@@ -195,7 +211,9 @@ export function duplicateKeys(text: string): (string | number)[][] {
         seen.add(k);
         ws();
         i++; // ':'
-        value([...path, k]);
+        path.push(k);
+        value(path);
+        path.pop();
         ws();
         if (text[i] === ',') {
           i++;
@@ -213,7 +231,9 @@ export function duplicateKeys(text: string): (string | number)[][] {
         return;
       }
       for (let idx = 0; ; idx++) {
-        value([...path, idx]);
+        path.push(idx);
+        value(path);
+        path.pop();
         ws();
         if (text[i] === ',') {
           i++;
@@ -259,7 +279,8 @@ export interface ValidationInput {
   strictError?: (problems: string[]) => Error;
 }
 
-const objectMetaRef = '#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta';
+const objectMetaDef = objectMetaStruct;
+const objectMetaRef = `#/definitions/${objectMetaDef}`;
 
 /** The 400 of a create or update body strict decoding refuses (transformDecodeError). */
 export function strictBodyError(gvk: { version: string; kind: string }, problems: string[]): StatusError {
@@ -273,16 +294,18 @@ export function strictBodyError(gvk: { version: string; kind: string }, problems
  * Invalid value: "...": strict decoding error: ...`.
  */
 export function strictPatchError(value: string, problems: string[]): StatusError {
-  const body = `Invalid value: ${JSON.stringify(value)}: strict decoding error: ${problems.join(', ')}`;
-  return new StatusError(newStatus(422, 'Invalid', ` "" is invalid: patch: ${body}`, { causes: [{ reason: 'FieldValueInvalid', message: body, field: 'patch' }] }));
+  return invalidPatchError(value, `strict decoding error: ${problems.join(', ')}`);
 }
 
-function sortKeysDeep(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(sortKeysDeep);
-  if (!isPlainObject(v)) return v;
-  const out: Record<string, unknown> = {};
-  for (const k of Object.keys(v).sort()) if (v[k] !== undefined) out[k] = sortKeysDeep(v[k]);
-  return out;
+/**
+ * The 422 of a patch whose result does not decode:
+ * `field.Invalid(field.NewPath("patch"), value, err.Error())`, e.g. a JSON
+ * patch that nests the object deeper than the decoder reads (`couldn't get
+ * version/kind; json parse error: exceeded max depth`).
+ */
+export function invalidPatchError(value: string, detail: string): StatusError {
+  const body = `Invalid value: ${JSON.stringify(value)}: ${detail}`;
+  return new StatusError(newStatus(422, 'Invalid', ` "" is invalid: patch: ${body}`, { causes: [{ reason: 'FieldValueInvalid', message: body, field: 'patch' }] }));
 }
 
 /** A float as Go's %v prints it (%g, shortest digits; exponent from 1e+06 and below 1e-04). */
@@ -314,7 +337,7 @@ export function goPrint(v: unknown): string {
  * itself as Go prints a map for strategic merge patches.
  */
 export function patchErrorValue(kind: PatchKind, patch: unknown, patched: KubeObject): string {
-  return kind === 'strategic' ? goPrint(patch) : stringifyAsGo(sortKeysDeep(patched));
+  return kind === 'strategic' ? goPrint(patch) : escapeAsGo(sortedJsonText(patched));
 }
 
 /**
@@ -324,12 +347,17 @@ export function patchErrorValue(kind: PatchKind, patch: unknown, patched: KubeOb
 export function validateFields(input: ValidationInput): string[] {
   const strict = (problems: string[]) => (input.strictError ? input.strictError(problems) : strictBodyError(input.gvk, problems));
   if (input.unknownFieldsOf) {
-    // A custom resource: unstructured decoding reports every duplicate, then the schema's unknown fields.
+    // A custom resource: its metadata alone is decoded into ObjectMeta (schemaobjectmeta.GetObjectMeta).
+    if (isPlainObject(input.obj.metadata) && input.doc.definitions[objectMetaDef]) {
+      checkTypes(input.doc, { $ref: objectMetaRef }, input.gvk, input.obj.metadata);
+      decodeNullsAsGo(input.obj.metadata, objectMetaDef);
+    }
+    // Unstructured decoding reports every duplicate, then the schema's unknown fields.
     if (input.mode === 'Ignore') return [];
     const problems: string[] = [];
     if (input.jsonText) for (const d of duplicateKeys(input.jsonText)) problems.push(`duplicate field "${tokensToPath(d)}"`);
     const unknown = input.unknownFieldsOf(input.obj);
-    if (isPlainObject(input.obj.metadata) && input.doc.definitions['io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta']) {
+    if (isPlainObject(input.obj.metadata) && input.doc.definitions[objectMetaDef]) {
       unknown.push(...unknownFields(input.doc, { $ref: objectMetaRef }, input.obj.metadata).map((p) => `metadata.${p}`));
     }
     problems.push(...unknown.map((p) => `unknown field "${p}"`));
@@ -339,7 +367,7 @@ export function validateFields(input: ValidationInput): string[] {
   }
   const root = rootSchemaOf(input.doc, input.gvk);
   if (!root) return [];
-  if (input.typed) checkTypes(input.doc, root, input.gvk, input.obj);
+  if (input.typed) decodeTyped(input.doc, input.gvk, input.obj);
   const problems: string[] = [];
   if (input.jsonText && input.mode !== 'Ignore') {
     for (const d of duplicateKeys(input.jsonText)) if (isDeclared(input.doc, root, d)) problems.push(`duplicate field "${tokensToPath(d)}"`);
@@ -364,11 +392,14 @@ export function validateApplyFields(
 ): void {
   let unknown: string[];
   if (unknownFieldsOf) {
-    // A custom resource: its structural schema decides (fields it preserves are accepted).
+    // A custom resource: its structural schema decides (fields it preserves are accepted); its metadata is ObjectMeta.
+    const m = isPlainObject(applied) ? applied.metadata : undefined;
+    if (m !== undefined && doc.definitions[objectMetaDef]) checkApplyTypes(doc, { type: 'object', properties: { metadata: { $ref: objectMetaRef } } }, gvk, { metadata: m });
     unknown = isPlainObject(applied) ? unknownFieldsOf(applied as KubeObject) : [];
   } else {
     const root = rootSchemaOf(doc, gvk);
     if (!root) return;
+    checkApplyTypes(doc, root, gvk, applied);
     unknown = unknownFields(doc, root, applied);
   }
   if (!unknown.length) return;
@@ -376,11 +407,32 @@ export function validateApplyFields(
   throw badRequest(`failed to create typed patch object (${gv}, Kind=${gvk.kind}): ${unknown.map((p) => `.${p}: field not declared in schema`).join('\n')}`);
 }
 
-/** Adds one `Warning: 299 - "<text>"` header per message (kubectl prints `Warning: <text>`). */
+/**
+ * Adds one `Warning: 299 - "<text>"` header per message (kubectl prints
+ * `Warning: <text>`). As apimachinery's NewWarningHeader, a text with control
+ * characters is dropped. The quoted text is ASCII: characters past it (a field
+ * name from the body may hold any) are `\u` escapes, which strconv.Unquote
+ * reads back; Node refuses them raw in a header.
+ */
 export function addWarnings(res: ServerResponse, messages: string[]): void {
   if (!messages.length || res.headersSent) return;
   const prior = res.getHeader('Warning');
   const list = prior === undefined ? [] : Array.isArray(prior) ? prior.map(String) : [String(prior)];
-  for (const m of messages) list.push(`299 - ${JSON.stringify(m)}`);
-  res.setHeader('Warning', list);
+  for (const m of messages) {
+    if (/[\u0000-\u001f\u007f-\u009f]/.test(m)) continue;
+    list.push(`299 - ${asciiQuote(m)}`);
+  }
+  if (list.length) res.setHeader('Warning', list);
+}
+
+/** `s` quoted as Go's strconv.QuoteToASCII quotes it. */
+function asciiQuote(s: string): string {
+  let out = '';
+  for (const ch of JSON.stringify(s)) {
+    const cp = ch.codePointAt(0)!;
+    if (cp < 0x80) out += ch;
+    else if (cp <= 0xffff) out += `\\u${cp.toString(16).padStart(4, '0')}`;
+    else out += `\\U${cp.toString(16).padStart(8, '0')}`;
+  }
+  return out;
 }

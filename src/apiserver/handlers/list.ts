@@ -13,9 +13,12 @@ import { continueExpiredMessage, decodeContinue, encodeContinue, startAfterKey }
 import { badRequest, expired, StatusError } from '../status.js';
 import { newStatus } from '../../client/errors.js';
 import { apiVersionOf } from '../../api/types.js';
+import { parseInt64 } from '../parse-int.js';
 
 export function parseResourceVersion(v: string): number {
   if (!/^\d+$/.test(v)) throw badRequest(`Invalid value: "${v}": resourceVersion: must be a non-negative integer`);
+  // A uint64, as APIObjectVersioner parses it.
+  if (BigInt(v) > 2n ** 64n - 1n) throw badRequest(`Invalid value: "${v}": strconv.ParseUint: parsing "${v}": value out of range`);
   return Number(v);
 }
 
@@ -39,9 +42,13 @@ export async function readList(s: RequestScope, opts: { paginate: boolean; raw?:
   const limitRaw = q.get('limit');
   const cont = opts.paginate ? q.get('continue') ?? '' : '';
   const rv = q.get('resourceVersion') ?? '';
+  // Integers as ListOptions decodes them (400 with strconv's error); timeoutSeconds only matters to watches.
+  const limitParam = limitRaw === null ? 0 : parseInt64(limitRaw);
+  const timeoutSeconds = q.get('timeoutSeconds');
+  if (timeoutSeconds !== null) parseInt64(timeoutSeconds);
   // As kube-apiserver's watch cache: a list at resourceVersion "0" is served whole, limit ignored (no continue token).
-  const limit = opts.paginate && limitRaw && !(rv === '0' && !cont) ? Number(limitRaw) : 0;
-  if (!Number.isInteger(limit) || limit < 0) throw badRequest(`invalid limit: ${limitRaw}`);
+  // A negative limit is no limit, as the storage reads it (`pred.Limit > 0`).
+  const limit = opts.paginate && limitParam > 0 && !(rv === '0' && !cont) ? limitParam : 0;
   const match = q.get('resourceVersionMatch') ?? '';
   if (match && match !== 'Exact' && match !== 'NotOlderThan') throw badRequest(`resourceVersionMatch: Unsupported value: "${match}": supported values: "Exact", "NotOlderThan"`);
   if (match && !rv) throw badRequest('resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided');

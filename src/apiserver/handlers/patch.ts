@@ -5,20 +5,22 @@
  * records managedFields, validates fields, and creates the object for an
  * apply to a missing name.
  */
-import type { KubeObject } from '../../api/types.js';
+import { apiVersionOf, type KubeObject } from '../../api/types.js';
 import { rfc3339 } from '../../util/clock/clock.js';
 import type { RequestScope } from '../context.js';
 import type { ServedResource } from '../resources.js';
 import { negotiateResponse } from '../output.js';
 import { writeRendered } from './get.js';
-import { mediaType, readBody, decodeBody } from '../body.js';
+import { BodyDecodeError, mediaType, readBody, decodeBody } from '../body.js';
 import { dryRunOf } from './decode.js';
 import { badRequest, methodNotAllowed, StatusError, unsupportedMediaType } from '../status.js';
 import { isNotFound } from '../../client/errors.js';
 import { applyPatch, serverSideApply } from '../patch/index.js';
 import { openApiOf } from '../router.js';
 import { checkFields, trackWrite } from './field-manager.js';
-import { fieldValidationOf, patchErrorValue, strictPatchError, validateApplyFields } from './field-validation.js';
+import { fieldValidationOf, invalidPatchError, patchErrorValue, strictPatchError, validateApplyFields, type FieldValidation } from './field-validation.js';
+import { objectExceedsDepth } from '../nesting-depth.js';
+import { decodeNullsAsGo, decodeNullsOf, objectMetaStruct } from '../go-json.js';
 
 export type PatchKind = 'json' | 'merge' | 'strategic' | 'apply';
 
@@ -55,15 +57,56 @@ export async function applyPatchTo(r: ServedResource, cur: KubeObject | undefine
   const gvk = { group: r.group, version: r.version, kind: r.kind };
   const isCustomResource = !!r.customResource;
   try {
+    let out: KubeObject;
     if (kind === 'apply') {
       if (!body || typeof body !== 'object' || Array.isArray(body)) throw badRequest('apply patches must be objects');
-      return serverSideApply(cur, body as KubeObject, { fieldManager: opts.fieldManager, force: opts.force, gvk, isCustomResource, now: opts.now, subresource: opts.subresource });
+      out = serverSideApply(cur, body as KubeObject, { fieldManager: opts.fieldManager, force: opts.force, gvk, isCustomResource, now: opts.now, subresource: opts.subresource });
+      // The applied nulls, as the result decodes into the Go type (custom resources: their metadata).
+      if (!isCustomResource) decodeNullsOf(out, apiVersionOf(r.group, r.version), r.kind);
+      else if (out.metadata && typeof out.metadata === 'object' && !Array.isArray(out.metadata)) decodeNullsAsGo(out.metadata as Record<string, unknown>, objectMetaStruct);
+    } else {
+      if (!cur) throw new Error('no object to patch');
+      out = applyPatch(cur, kind, body, { gvk, isCustomResource });
     }
-    if (!cur) throw new Error('no object to patch');
-    return applyPatch(cur, kind, body, { gvk, isCustomResource });
+    // A JSON patch can nest the object deeper than any body may (an add at a deep path, copies into themselves).
+    if (objectExceedsDepth(out)) throw invalidPatchError(patchErrorValue(kind, body, out), "couldn't get version/kind; json parse error: exceeded max depth");
+    return out;
   } catch (err) {
     if (err instanceof StatusError) throw err;
     throw Object.assign(badRequest((err as Error).message), { cause: err });
+  }
+}
+
+/**
+ * The patch document, with a body its decoder refuses worded as patch.go's
+ * applyJSPatch, strategicPatchObject and applyPatcher word it: `error decoding
+ * patch: exceeded max depth` (JSON and merge patches, validated), `Invalid JSON
+ * Patch` (merge patch, fieldValidation=Ignore), the bare error (strategic merge;
+ * JSON patch with Ignore), `error decoding YAML: error converting YAML to JSON:
+ * yaml: exceeded max depth of 128` (apply).
+ */
+export function decodePatch(buf: Buffer, kind: PatchKind, mode: FieldValidation): unknown {
+  try {
+    return decodeBody(buf, kind === 'apply' ? 'application/yaml' : 'application/json');
+  } catch (err) {
+    if (!(err instanceof BodyDecodeError)) throw err;
+    const validated = mode !== 'Ignore';
+    let message: string;
+    switch (kind) {
+      case 'json':
+        message = validated ? `error decoding patch: ${err.decoderMessage}` : err.decoderMessage;
+        break;
+      case 'merge':
+        message = validated ? `error decoding patch: ${err.decoderMessage}` : 'Invalid JSON Patch';
+        break;
+      case 'strategic':
+        message = err.decoderMessage;
+        break;
+      case 'apply':
+        message = err.json ? `error decoding YAML: error unmarshaling JSON: while decoding JSON: ${err.decoderMessage}` : `error decoding YAML: error converting YAML to JSON: ${err.decoderMessage}`;
+        break;
+    }
+    throw Object.assign(badRequest(message), { cause: err });
   }
 }
 
@@ -85,13 +128,13 @@ export async function handlePatch(s: RequestScope, subresource = ''): Promise<vo
   const kind = patchKindOf(s.req.headers['content-type']);
   negotiateResponse(s);
   const dryRun = dryRunOf(s);
-  const body = decodeBody(await readBody(s.req), kind === 'apply' ? 'application/yaml' : 'application/json');
+  const mode = fieldValidationOf(s.query);
+  const body = decodePatch(await readBody(s.req), kind, mode);
   if (body === undefined) throw badRequest('the request body is empty');
   const fieldManager = s.query.get('fieldManager') ?? '';
   if (kind === 'apply' && !fieldManager) throw badRequest('PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch');
   const force = s.query.get('force') === 'true';
   if (force && kind !== 'apply') throw badRequest('PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for non-apply patch');
-  const mode = fieldValidationOf(s.query);
   if (kind === 'apply') checkApplyBody(s, body);
   const opts = { dryRun, user: s.user, subresource: subresource || undefined };
   const patchOpts = (): PatchToOptions => ({ fieldManager, force, now: rfc3339(s.server.clock.now()), subresource: subresource || undefined });

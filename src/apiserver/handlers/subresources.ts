@@ -18,6 +18,8 @@ import { writeRendered } from './get.js';
 import { handlePatch } from './patch.js';
 import { handleTokenRequest } from './token-request.js';
 import { trackWrite } from './field-manager.js';
+import { decodeTyped } from './field-validation.js';
+import { openApiOf } from '../router.js';
 import { deleteObject, parseDeleteOptions } from '../deletion.js';
 import { finalizeNamespace } from '../namespaces.js';
 import { StorageError } from '../storage/storage.js';
@@ -170,7 +172,7 @@ export async function bind(s: RequestScope, podName: string): Promise<void> {
 /** POST pods/{name}/eviction: deletes the pod unless a PodDisruptionBudget forbids it (pkg/registry/core/pod/storage/eviction.go). */
 async function evict(s: RequestScope): Promise<void> {
   negotiateWithoutTable(s);
-  const body = requireEviction(await readJsonBody(s));
+  const body = requireEviction(s, await readJsonBody(s));
   if (body.metadata?.name && body.metadata.name !== s.name) throw badRequest(`name in URL does not match name in Eviction object`);
   const store = s.server.store;
   const podsR = s.r;
@@ -216,10 +218,13 @@ async function evict(s: RequestScope): Promise<void> {
   writeObject(s, 201, { ...successStatus(), code: 201 });
 }
 
-function requireEviction(v: unknown): { metadata?: { name?: string }; deleteOptions?: unknown } {
-  if (!v || typeof v !== 'object') throw badRequest('the request body must be an Eviction');
-  const e = v as { kind?: string; metadata?: { name?: string }; deleteOptions?: unknown };
+function requireEviction(s: RequestScope, v: unknown): { metadata?: { name?: string }; deleteOptions?: unknown } {
+  if (!v || typeof v !== 'object' || Array.isArray(v)) throw badRequest('the request body must be an Eviction');
+  const e = v as { apiVersion?: unknown; kind?: string; metadata?: { name?: string }; deleteOptions?: unknown };
   if (e.kind && e.kind !== 'Eviction') throw badRequest(`expected Eviction, got ${e.kind}`);
+  // Decoded as the policy version it names (v1 when none).
+  const version = e.apiVersion === 'policy/v1beta1' ? 'v1beta1' : 'v1';
+  decodeTyped(openApiOf(s.server).swagger(), { group: 'policy', version, kind: 'Eviction' }, e as KubeObject);
   return e;
 }
 

@@ -1,11 +1,12 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeClock } from '../../util/clock/clock.js';
+import { FakeClock, type Timer } from '../../util/clock/clock.js';
+import { maxTimerDelayMs } from '../long-timer.js';
 import { startTestServer, eventually, type TestServer } from '../test-server.js';
 import type { KubeObject } from '../../api/types.js';
 import { deepFreeze } from '../storage/stored-object.js';
 import { present } from '../store.js';
-import { eventLine } from './watch.js';
+import { eventLine, watchTimeoutMs } from './watch.js';
 
 const cm = (name: string, labels: Record<string, string> = {}) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels } });
 const path = '/api/v1/namespaces/default/configmaps';
@@ -161,5 +162,60 @@ describe('watch event lines', () => {
     assert.equal(JSON.parse(eventLine('DELETED', served('v1'), obj)).object.metadata.labels.a, '1');
     obj.metadata!.labels = { a: '2' };
     assert.equal(JSON.parse(eventLine('DELETED', served('v1'), obj)).object.metadata.labels.a, '2');
+  });
+});
+
+/** A fake clock whose timers behave as Node's setTimeout: a delay past 2^31 - 1 ms fires after 1 ms. */
+class NodeTimersClock extends FakeClock {
+  override setTimer(fn: () => void, ms: number): Timer {
+    return super.setTimer(fn, ms > maxTimerDelayMs ? 1 : ms);
+  }
+}
+
+describe('WATCH timeoutSeconds, as get.go reads it', () => {
+  let t: TestServer;
+  const clock = new NodeTimersClock('2024-01-01T00:00:00Z');
+  const day = 24 * 3600 * 1000;
+  before(async () => {
+    t = await startTestServer({ clock });
+  });
+  after(async () => {
+    await t.close();
+  });
+
+  it('keeps a watch open however long its timeoutSeconds, past what setTimeout holds', async () => {
+    const w = await t.watch(`${path}?watch=1&timeoutSeconds=9999999999999&resourceVersion=${t.storage.currentRevision()}`);
+    assert.equal(w.status, 200);
+    await eventually(() => clock.pendingTimers() >= 1);
+    await clock.advance(1);
+    await clock.advance(30 * day);
+    await t.request('POST', path, cm('long'));
+    assert.equal((await w.next()).object.metadata.name, 'long', 'the watch is still open');
+    w.close();
+  });
+
+  it('ends a watch whose timeout has passed already (negative) at once', async () => {
+    const w = await t.watch(`${path}?watch=1&timeoutSeconds=-5&resourceVersion=${t.storage.currentRevision()}`);
+    assert.equal(w.status, 200);
+    await eventually(() => clock.pendingTimers() >= 1);
+    await clock.advance(0);
+    await w.ended;
+  });
+
+  it('takes 0 for --min-request-timeout times a random factor in [1, 2)', async () => {
+    assert.ok(watchTimeoutMs('0', 1800) >= 1_800_000 && watchTimeoutMs('0', 1800) < 3_600_000);
+    assert.ok(watchTimeoutMs(null, 1800) >= 1_800_000);
+    assert.equal(watchTimeoutMs('30', 1800), 30_000);
+    assert.equal(watchTimeoutMs('-1', 1800), 0);
+    // Go's Duration stops at about 292 years; its multiplication would wrap, kcm saturates.
+    assert.equal(watchTimeoutMs('9223372036854775807', 1800), Number(2n ** 63n - 1n) / 1e6);
+  });
+
+  it('refuses a timeoutSeconds that is not an int64 with strconv\'s 400, on watches and lists', async () => {
+    for (const q of ['watch=1&timeoutSeconds=1.5', 'timeoutSeconds=x', 'watch=1&timeoutSeconds=99999999999999999999']) {
+      const res = await t.request('GET', `${path}?${q}`);
+      assert.equal(res.status, 400, q);
+      assert.match(res.body.message, /^strconv\.ParseInt: parsing "[^"]*": (invalid syntax|value out of range)$/);
+    }
   });
 });

@@ -28,6 +28,8 @@ import { StorageError, type StorageEvent, type WatchHandle } from '../storage/st
 import { badRequest, gone } from '../status.js';
 import { parseResourceVersion } from './list.js';
 import { truthyParam } from '../request-info.js';
+import { setLongTimer } from '../long-timer.js';
+import { parseInt64 } from '../parse-int.js';
 
 /** A slow client whose unsent output passes this is disconnected (upstream drops slow watchers too). */
 const maxBufferedBytes = 16 * 1024 * 1024;
@@ -50,14 +52,7 @@ export async function handleWatch(s: RequestScope): Promise<void> {
     throw badRequest('resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided');
   }
   const initialEvents = sendInitial === 'true' || ((sendInitial === null || sendInitial === '') && (rvParam === '' || rvParam === '0'));
-  let timeoutSeconds: number;
-  const ts = q.get('timeoutSeconds');
-  if (ts !== null && ts !== '') {
-    timeoutSeconds = Number(ts);
-    if (!Number.isFinite(timeoutSeconds) || timeoutSeconds < 0) throw badRequest(`invalid timeoutSeconds: ${ts}`);
-  } else {
-    timeoutSeconds = server.minRequestTimeoutSeconds * (1 + Math.random());
-  }
+  const timeoutMs = watchTimeoutMs(q.get('timeoutSeconds'), server.minRequestTimeoutSeconds);
   const prefix = storagePrefix(r, r.namespaced ? s.namespace : '');
   const include = s.rendering === 'table' ? includeObjectParam(q) : 'Metadata';
 
@@ -90,6 +85,7 @@ export async function handleWatch(s: RequestScope): Promise<void> {
   let closed = false;
   let handle: WatchHandle | undefined;
   let lastRv = from;
+  // [0] the timeout, [1] the next bookmark.
   const timers: Timer[] = [];
   const entry = { stop: () => finish() };
   server.watches.add(entry);
@@ -118,7 +114,7 @@ export async function handleWatch(s: RequestScope): Promise<void> {
   function finish(): void {
     if (closed) return;
     closed = true;
-    for (const t of timers) t.stop();
+    for (const t of timers) t?.stop();
     handle?.stop();
     server.watches.delete(entry);
     server.metrics.longRunning(r, s.subresource, -1);
@@ -155,10 +151,14 @@ export async function handleWatch(s: RequestScope): Promise<void> {
     finish();
     throw err;
   }
-  if (closed) handle.stop();
+  if (closed) {
+    // Ended while starting (client gone, slow client): nothing to time out.
+    handle.stop();
+    return;
+  }
 
-  const deadline = server.clock.now() + timeoutSeconds * 1000;
-  timers.push(server.clock.setTimer(finish, timeoutSeconds * 1000));
+  const deadline = server.clock.now() + timeoutMs;
+  timers[0] = setLongTimer(server.clock, finish, timeoutMs);
   if (bookmarks) {
     const schedule = (): void => {
       if (closed) return;
@@ -166,15 +166,31 @@ export async function handleWatch(s: RequestScope): Promise<void> {
       // Periodic, and one just before the timeout so clients can resume from it.
       const next = Math.min(server.bookmarkIntervalMs, Math.max(0, remaining - 2000));
       if (remaining <= 0) return;
-      timers.push(
-        server.clock.setTimer(() => {
-          bookmark();
-          if (deadline - server.clock.now() > 2000) schedule();
-        }, next),
-      );
+      // One pending bookmark timer at a time: a watch may last for years.
+      timers[1] = server.clock.setTimer(() => {
+        bookmark();
+        if (deadline - server.clock.now() > 2000) schedule();
+      }, next);
     };
     schedule();
   }
+}
+
+/** Go's largest time.Duration (about 292 years), in milliseconds. */
+const maxGoDurationMs = Number(2n ** 63n - 1n) / 1e6;
+
+/**
+ * How long a watch lasts, as get.go's ListResource decides: `timeoutSeconds`
+ * (an int64; 400 with strconv's error otherwise) when not 0, else
+ * --min-request-timeout times a random factor in [1, 2). A negative timeout
+ * has passed already: the watch ends at once. A huge one lasts as long as
+ * Go's Duration can (Go's multiplication would wrap around; kcm saturates).
+ */
+export function watchTimeoutMs(param: string | null, minRequestTimeoutSeconds: number): number {
+  const seconds = param === null ? 0 : parseInt64(param);
+  if (seconds === 0) return minRequestTimeoutSeconds * (1 + Math.random()) * 1000;
+  if (seconds < 0) return 0;
+  return Math.min(seconds * 1000, maxGoDurationMs);
 }
 
 /**

@@ -33,6 +33,19 @@ describe('JSON patch', () => {
     assert.deepEqual(out.list, [2, 3, 1]);
   });
 
+  it('copies into a value\'s own child, and runs copies and tests of any depth without recursion', () => {
+    const ops: unknown[] = [{ op: 'add', path: '/data/x', value: { a: 'leaf' } }];
+    // Each copy doubles the depth: 2^16 levels after these.
+    for (let i = 0; i < 16; i++) ops.push({ op: 'copy', from: '/data/x', path: `/data/x${'/a'.repeat(2 ** i)}` });
+    ops.push({ op: 'test', path: '/data/x', value: (jp(ops) as { data: { x: unknown } }).data.x });
+    assert.ok(jp(ops));
+  });
+
+  it('stops copies adding up to more than 3 MiB, as --json-patch-max-copy-bytes, with 422', () => {
+    const ops = [{ op: 'add', path: '/data/big', value: 'x'.repeat(1 << 20) }, ...Array.from({ length: 3 }, (_, i) => ({ op: 'copy', from: '/data/big', path: `/data/c${i}` }))];
+    assert.throws(() => jp(ops), (e: unknown) => is(422)(e) && (e as StatusError).status.details!.causes![0]!.message === 'Unable to complete the copy, the accumulated size increase of copy is 3145734, exceeding the limit 3145728');
+  });
+
   it('passes a matching test and fails the whole patch with 422 on a mismatch', () => {
     assert.deepEqual(jp([{ op: 'test', path: '/data/k', value: 'v' }, { op: 'add', path: '/data/z', value: '1' }]).data, { k: 'v', z: '1' });
     assert.throws(() => jp([{ op: 'add', path: '/data/z', value: '1' }, { op: 'test', path: '/data/k', value: 'nope' }]), (e: unknown) => is(422)(e) && (e as StatusError).message === 'the server rejected our request due to an error in our request' && /testing value \/data\/k failed/.test((e as StatusError).status.details!.causes![0]!.message!));

@@ -7,7 +7,7 @@
  * an operation that does not apply -> PatchError 422.
  */
 import { PatchError } from './patch-errors.js';
-import { isObject, jsonEqual } from './json-value.js';
+import { copyWithSize, isObject, jsonEqual } from './json-value.js';
 
 export interface JsonPatchOperation {
   op: 'add' | 'remove' | 'replace' | 'move' | 'copy' | 'test';
@@ -145,9 +145,22 @@ function requireString(v: unknown, what: string, op: string): string {
   return v;
 }
 
-/** Applies `ops` to a copy of `doc` and returns the result; `doc` is not changed. */
+/**
+ * What kube-apiserver lets the copies of one JSON patch add up to (its
+ * --json-patch-max-copy-bytes, the request body limit): a few copy
+ * operations could otherwise double the document again and again.
+ */
+export const maxJsonPatchCopyBytes = 3 * 1024 * 1024;
+
+/**
+ * Applies `ops` to a copy of `doc` and returns the result; `doc` is not
+ * changed. Nothing here recurses over values (copies and tests are
+ * iterative), so the document may nest deeper than the server accepts while
+ * operations run; the caller checks the result.
+ */
 export function applyJsonPatch(doc: unknown, ops: readonly JsonPatchOperation[]): unknown {
   let cur = structuredClone(doc);
+  let copied = 0;
   ops.forEach((op, i) => {
     switch (op.op) {
       case 'add':
@@ -169,8 +182,12 @@ export function applyJsonPatch(doc: unknown, ops: readonly JsonPatchOperation[])
         break;
       }
       case 'copy': {
-        const v = structuredClone(getAt(cur, requireString(op.from, 'from', 'copy'), 'copy'));
-        cur = addAt(cur, requireString(op.path, 'path', 'copy'), v, 'copy');
+        const { copy, size } = copyWithSize(getAt(cur, requireString(op.from, 'from', 'copy'), 'copy'));
+        copied += size;
+        if (copied > maxJsonPatchCopyBytes) {
+          throw new PatchError(`Unable to complete the copy, the accumulated size increase of copy is ${copied}, exceeding the limit ${maxJsonPatchCopyBytes}`, 422);
+        }
+        cur = addAt(cur, requireString(op.path, 'path', 'copy'), copy, 'copy');
         break;
       }
       case 'test': {
