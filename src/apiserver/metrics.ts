@@ -33,10 +33,18 @@ export interface ApiMetrics {
 
 /** `/registry/apps/deployments/ns/x` -> `deployments.apps`; `/registry/pods/ns/x` -> `pods`. */
 export function resourceOfKey(key: string): string {
-  const parts = key.split('/');
-  // ['', 'registry', group-or-resource, resource?, ...]
-  const a = parts[2] ?? '';
-  return a.includes('.') || a === 'apps' || a === 'batch' || a === 'autoscaling' || a === 'policy' ? `${parts[3] ?? ''}.${a}` : a;
+  // segments ['', 'registry', group-or-resource, resource?, ...], found without splitting the
+  // whole key: this runs for every stored object when the server starts
+  const segment = (from: number): [string, number] => {
+    const end = key.indexOf('/', from);
+    return end < 0 ? [key.slice(from), -1] : [key.slice(from, end), end];
+  };
+  const s1 = key.indexOf('/');
+  const s2 = s1 < 0 ? -1 : key.indexOf('/', s1 + 1);
+  if (s2 < 0) return '';
+  const [a, s3] = segment(s2 + 1);
+  if (!(a.includes('.') || a === 'apps' || a === 'batch' || a === 'autoscaling' || a === 'policy')) return a;
+  return `${s3 < 0 ? '' : segment(s3 + 1)[0]}.${a}`;
 }
 
 const latencyBuckets = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60];

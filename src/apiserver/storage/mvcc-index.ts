@@ -4,8 +4,15 @@
  *
  * The index answers "which revision of key K was current at revision R" and
  * "which keys lie under a prefix"; a backend attaches the value to each entry
- * (`memory` keeps the object itself, `sqlite` leaves it undefined and reads
- * the row by revision).
+ * (`memory` keeps the object itself, `sqlite` leaves it null and reads the
+ * row by revision).
+ *
+ * Keys and their entry lists are two parallel arrays sorted by key: lookups
+ * are binary searches and loading keys in order is appending, with no
+ * hashing. An index opened from a packed image (newPackedMvccIndex) keeps
+ * each key's entries as numbers in the image until the key is first used, so
+ * opening a store of 100,000 keys allocates one string per key and little
+ * else.
  */
 
 /** One write of a key. */
@@ -24,14 +31,27 @@ export interface KeyRevision<V> {
 export interface MvccIndex<V> {
   /** Number of keys with at least one entry (live or tombstoned). */
   readonly size: number;
+  /** Number of entries (writes kept) over all keys. */
+  readonly entries: number;
   /** Latest entry of `key`, tombstone included. */
   last(key: string): KeyRevision<V> | undefined;
   /** Live value of `key` at revision `rev` (latest entry <= rev, unless a tombstone). */
   liveAt(key: string, rev: number): KeyRevision<V> | undefined;
   /** Entry of `key` just before revision `rev` (the state a write at `rev` replaced). */
   before(key: string, rev: number): KeyRevision<V> | undefined;
-  /** Appends a write; its revision must exceed every revision of the key. */
+  /**
+   * Appends a write; its revision must exceed every revision of the key. A
+   * new key costs O(1) when it sorts after every key (loading in key order),
+   * O(keys) otherwise.
+   */
   put(key: string, entry: KeyRevision<V>): void;
+  /**
+   * Calls `fn` for every key (under `prefix`, when given) with its entries,
+   * oldest first, in key order. Read only: the lists may be the index's own.
+   */
+  forEachKey(fn: (key: string, entries: readonly KeyRevision<V>[]) => void, prefix?: string): void;
+  /** Calls `fn` for every key (under `prefix`, when given) with the revision of its last entry and whether it is a tombstone, in key order. */
+  forEachLast(fn: (key: string, revision: number, deleted: boolean) => void, prefix?: string): void;
   /** Keys under `prefix`, strictly after `startAfter` when given, in key order. */
   keysUnder(prefix: string, startAfter?: string): Iterable<string>;
   /**
@@ -67,22 +87,68 @@ function lastAtOrBefore<V>(list: KeyRevision<V>[], rev: number): number {
   return lo - 1;
 }
 
+/** Fields per entry in a packed image: revision, createRevision, version, deleted (0/1). */
+const PACKED_FIELDS = 4;
+
 class Index<V> implements MvccIndex<V> {
-  private readonly byKey = new Map<string, KeyRevision<V>[]>();
-  // invariant: sorted holds exactly the keys of byKey, in ascending order
-  private sorted: string[] = [];
+  // invariant: keys is strictly ascending; lists[i] holds the entries of keys[i] (at least
+  // one, revisions ascending), or the offset in `packed` of their count, then their fields
+  private keys: string[];
+  private lists: (KeyRevision<V>[] | number)[];
+  private count: number;
+
+  constructor(
+    private readonly packed?: Float64Array,
+    keys: string[] = [],
+    offsets: number[] = [],
+    entries = 0,
+  ) {
+    this.keys = keys;
+    this.lists = offsets;
+    this.count = entries;
+  }
 
   get size(): number {
-    return this.byKey.size;
+    return this.keys.length;
+  }
+
+  get entries(): number {
+    return this.count;
+  }
+
+  /** The entries of keys[i], unpacked (and kept) on first use. */
+  private listAt(i: number): KeyRevision<V>[] {
+    const l = this.lists[i]!;
+    if (typeof l !== 'number') return l;
+    const list = this.unpack(l);
+    this.lists[i] = list;
+    return list;
+  }
+
+  private unpack(at: number): KeyRevision<V>[] {
+    const p = this.packed!;
+    const n = p[at]!;
+    const list: KeyRevision<V>[] = new Array(n);
+    for (let j = 0, o = at + 1; j < n; j++, o += PACKED_FIELDS) {
+      // only null-valued indexes are packed (newPackedMvccIndex)
+      list[j] = { revision: p[o]!, createRevision: p[o + 1]!, version: p[o + 2]!, deleted: p[o + 3] === 1, value: null as V };
+    }
+    return list;
+  }
+
+  /** The entries of `key`, or undefined. */
+  private listOf(key: string): KeyRevision<V>[] | undefined {
+    const i = lowerBound(this.keys, key);
+    return this.keys[i] === key ? this.listAt(i) : undefined;
   }
 
   last(key: string): KeyRevision<V> | undefined {
-    const list = this.byKey.get(key);
+    const list = this.listOf(key);
     return list ? list[list.length - 1] : undefined;
   }
 
   liveAt(key: string, rev: number): KeyRevision<V> | undefined {
-    const list = this.byKey.get(key);
+    const list = this.listOf(key);
     if (!list) return undefined;
     const last = list[list.length - 1]!;
     const e = last.revision <= rev ? last : list[lastAtOrBefore(list, rev)];
@@ -90,38 +156,70 @@ class Index<V> implements MvccIndex<V> {
   }
 
   before(key: string, rev: number): KeyRevision<V> | undefined {
-    const list = this.byKey.get(key);
+    const list = this.listOf(key);
     if (!list) return undefined;
     return list[lastAtOrBefore(list, rev - 1)];
   }
 
   put(key: string, entry: KeyRevision<V>): void {
-    const list = this.byKey.get(key);
-    if (list) {
+    const n = this.keys.length;
+    const i = n === 0 || this.keys[n - 1]! < key ? n : lowerBound(this.keys, key);
+    if (i < n && this.keys[i] === key) {
+      const list = this.listAt(i);
       const last = list[list.length - 1]!;
       if (entry.revision <= last.revision) {
         throw new Error(`mvcc index: revision ${entry.revision} of ${key} not after ${last.revision}`);
       }
       list.push(entry);
-      return;
+    } else if (i === n) {
+      this.keys.push(key);
+      this.lists.push([entry]);
+    } else {
+      this.keys.splice(i, 0, key);
+      this.lists.splice(i, 0, [entry]);
     }
-    this.byKey.set(key, [entry]);
-    const n = this.sorted.length;
-    if (n === 0 || this.sorted[n - 1]! < key) this.sorted.push(key);
-    else this.sorted.splice(lowerBound(this.sorted, key), 0, key);
+    this.count++;
+  }
+
+  forEachKey(fn: (key: string, entries: readonly KeyRevision<V>[]) => void, prefix?: string): void {
+    const keys = this.keys;
+    for (let i = prefix ? lowerBound(keys, prefix) : 0; i < keys.length; i++) {
+      const key = keys[i]!;
+      if (prefix && !key.startsWith(prefix)) return;
+      const l = this.lists[i]!;
+      // packed entries are unpacked for the call only: walking every key keeps the index packed
+      fn(key, typeof l === 'number' ? this.unpack(l) : l);
+    }
+  }
+
+  forEachLast(fn: (key: string, revision: number, deleted: boolean) => void, prefix?: string): void {
+    const keys = this.keys;
+    const p = this.packed;
+    for (let i = prefix ? lowerBound(keys, prefix) : 0; i < keys.length; i++) {
+      const key = keys[i]!;
+      if (prefix && !key.startsWith(prefix)) return;
+      const l = this.lists[i]!;
+      if (typeof l === 'number') {
+        const o = l + 1 + (p![l]! - 1) * PACKED_FIELDS;
+        fn(key, p![o]!, p![o + 3] === 1);
+      } else {
+        const e = l[l.length - 1]!;
+        fn(key, e.revision, e.deleted);
+      }
+    }
   }
 
   *keysUnder(prefix: string, startAfter?: string): Iterable<string> {
-    const from = startAfter !== undefined && startAfter >= prefix ? lowerBound(this.sorted, startAfter, true) : lowerBound(this.sorted, prefix);
-    // The array may change while a caller iterates (a write between pages is
+    const from = startAfter !== undefined && startAfter >= prefix ? lowerBound(this.keys, startAfter, true) : lowerBound(this.keys, prefix);
+    // The arrays may change while a caller iterates (a write between pages is
     // fine: callers read at a fixed revision); re-find our place if it shifts.
     let i = from;
     let lastKey: string | undefined;
     for (;;) {
-      let k = this.sorted[i];
-      if (lastKey !== undefined && k !== undefined && k <= lastKey) {
-        i = lowerBound(this.sorted, lastKey, true);
-        k = this.sorted[i];
+      let k = this.keys[i];
+      if (lastKey !== undefined && (k === undefined || k <= lastKey || this.keys[i - 1] !== lastKey)) {
+        i = lowerBound(this.keys, lastKey, true);
+        k = this.keys[i];
       }
       if (k === undefined || !k.startsWith(prefix)) return;
       lastKey = k;
@@ -132,25 +230,49 @@ class Index<V> implements MvccIndex<V> {
 
   compact(rev: number, onDrop?: (key: string, e: KeyRevision<V>) => void): void {
     let removedKeys = false;
-    for (const [key, list] of this.byKey) {
+    const keys = this.keys;
+    const p = this.packed;
+    for (let k = 0; k < keys.length; k++) {
+      const l = this.lists[k]!;
+      // a packed key with one entry that is not a tombstone has nothing to drop: leave it packed
+      if (typeof l === 'number' && (p![l + 1]! > rev || (p![l] === 1 && p![l + 4] !== 1))) continue;
+      const key = keys[k]!;
+      const list = this.listAt(k);
       if (list[0]!.revision > rev) continue;
       const keepFrom = lastAtOrBefore(list, rev);
       let cut = keepFrom; // drop entries before keepFrom
       if (list[keepFrom]!.deleted) cut = keepFrom + 1; // a tombstone at or before rev is not needed
       if (cut <= 0) continue;
       if (onDrop) for (let i = 0; i < cut; i++) onDrop(key, list[i]!);
-      if (cut >= list.length) {
-        this.byKey.delete(key);
-        removedKeys = true;
-      } else {
-        list.splice(0, cut);
-      }
+      this.count -= cut;
+      list.splice(0, cut);
+      if (list.length === 0) removedKeys = true;
     }
-    if (removedKeys) this.sorted = this.sorted.filter((k) => this.byKey.has(k));
+    if (!removedKeys) return;
+    const nextKeys: string[] = [];
+    const nextLists: (KeyRevision<V>[] | number)[] = [];
+    for (let k = 0; k < keys.length; k++) {
+      const l = this.lists[k]!;
+      if (typeof l !== 'number' && l.length === 0) continue;
+      nextKeys.push(keys[k]!);
+      nextLists.push(l);
+    }
+    this.keys = nextKeys;
+    this.lists = nextLists;
   }
 }
 
 /** An empty index. Not thread-safe; callers serialise writes. */
 export function newMvccIndex<V>(): MvccIndex<V> {
   return new Index<V>();
+}
+
+/**
+ * An index over packed entries (index-image.ts): `keys` strictly ascending,
+ * `offsets[i]` the position in `numbers` of keys[i]'s entry count, followed
+ * by (revision, createRevision, version, deleted 0/1) per entry, oldest
+ * first. Takes ownership of the arrays; the caller has checked them.
+ */
+export function newPackedMvccIndex(keys: string[], offsets: number[], numbers: Float64Array, entries: number): MvccIndex<null> {
+  return new Index<null>(numbers, keys, offsets, entries);
 }

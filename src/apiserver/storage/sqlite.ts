@@ -7,7 +7,15 @@
  * `meta` holds `compacted` and the highest `revision` ever issued, so
  * revisions are never reused after a restart, even when compaction removed
  * every row. The key index (which revision of which key is live when) lives
- * in memory, rebuilt from `kv` at open, like etcd's treeIndex.
+ * in memory, like etcd's treeIndex. Table `index_image` holds one row: a
+ * compact image of that index (index-image.ts) as of a revision, written at
+ * close and by every compaction (in the compaction's transaction). Opening
+ * reads the image and then only the `kv` rows after its revision; without a
+ * usable image (none yet, compacted since, or its first or last revision
+ * disagrees with `kv`) it scans the key and revision columns of `kv` in key
+ * order. Values are never read at open. The image only speeds opening up:
+ * `kv` stays the record, and after a crash (no image written at close) more
+ * rows are replayed.
  *
  * Durability: WAL mode with synchronous=FULL, so a write whose promise has
  * resolved is on disk (the WAL is fsynced at commit) and survives kill -9 and
@@ -18,7 +26,9 @@
  * promises resolve, so a watcher has seen a write when its writer continues.
  *
  * better-sqlite3 is synchronous: a commit blocks the event loop for one fsync.
- * Returned objects are decoded per read and deep-frozen (see stored-object.ts).
+ * Values are read per request (lists in batches) and decoded on first use of
+ * `object`, deep-frozen (see stored-object.ts). `listLazy` (for the watch
+ * cache's initial load) reads no values at all.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -36,8 +46,9 @@ import {
 } from './storage.js';
 import { newMvccIndex, type KeyRevision, type MvccIndex } from './mvcc-index.js';
 import { newWatcherHub } from './watcher-hub.js';
-import { decodeObject, encodeObject, withRevision } from './stored-object.js';
+import { decodeObject, encodeObject, LazyStoredObject, prefetch, withRevision, type EncodedReader, type LazyListSource } from './stored-object.js';
 import { listFromIndex } from './list-index.js';
+import { decodeIndexImage, encodeIndexImage, type DecodedIndexImage } from './index-image.js';
 import { newLogger } from '../../util/log/logger.js';
 
 const log = newLogger('storage-sqlite');
@@ -73,6 +84,12 @@ interface Applied {
   prev: Entry | undefined;
 }
 
+/** Format of the index_image row this code writes and reads. */
+const IMAGE_FORMAT = 1;
+
+/** Revisions read per statement by EncodedReader.readMany. */
+const READ_BATCH = 256;
+
 interface Row {
   mod_revision: number;
   key: string;
@@ -97,7 +114,7 @@ function encodeFor(key: string, obj: KubeObject): string {
   }
 }
 
-class SqliteStorage implements Storage {
+class SqliteStorage implements Storage, LazyListSource {
   private rev = 0;
   private compacted = 0;
   private closed = false;
@@ -105,12 +122,17 @@ class SqliteStorage implements Storage {
   private readonly hub = newWatcherHub();
   private queue: WriteOp[] = [];
   private flushScheduled = false;
+  /** Revision and compaction of the stored index image (-1: none). */
+  private imageAt = { revision: -1, compacted: -1 };
 
   private readonly stmtValue: Database.Statement<[number], string | null>;
   private readonly stmtInsert: Database.Statement<[number, string, number, number, number, string | null]>;
   private readonly stmtDeleteRev: Database.Statement<[number]>;
   private readonly stmtSetMeta: Database.Statement<[string, number]>;
   private readonly stmtEventsAfter: Database.Statement<[number], Row>;
+  private readonly stmtValues: Database.Statement<number[], [number, string | null]>;
+  /** Reads values for lazily decoded objects; throws Closed after close(). */
+  private readonly reader: EncodedReader;
 
   constructor(private readonly db: Database.Database) {
     db.exec(`
@@ -123,30 +145,121 @@ class SqliteStorage implements Storage {
         value TEXT
       );
       CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+      CREATE TABLE IF NOT EXISTS index_image (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        format INTEGER NOT NULL,
+        revision INTEGER NOT NULL,
+        compacted INTEGER NOT NULL,
+        entries INTEGER NOT NULL,
+        keys TEXT NOT NULL,
+        numbers BLOB NOT NULL
+      );
     `);
     this.stmtValue = db.prepare<[number], string | null>('SELECT value FROM kv WHERE mod_revision = ?').pluck();
     this.stmtInsert = db.prepare('INSERT INTO kv (mod_revision, key, create_revision, version, deleted, value) VALUES (?, ?, ?, ?, ?, ?)');
     this.stmtDeleteRev = db.prepare('DELETE FROM kv WHERE mod_revision = ?');
     this.stmtSetMeta = db.prepare('INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value');
     this.stmtEventsAfter = db.prepare<[number], Row>('SELECT * FROM kv WHERE mod_revision > ? ORDER BY mod_revision');
+    this.stmtValues = db
+      .prepare<number[], [number, string | null]>(`SELECT mod_revision, value FROM kv WHERE mod_revision IN (${new Array(READ_BATCH).fill('?').join(',')})`)
+      .raw();
+    this.reader = {
+      read: (revision) => {
+        this.checkOpen('');
+        return this.stmtValue.get(revision) ?? undefined;
+      },
+      readMany: (revisions) => {
+        this.checkOpen('');
+        const out = new Map<number, string>();
+        const args: number[] = new Array(READ_BATCH);
+        for (let i = 0; i < revisions.length; i += READ_BATCH) {
+          // revision 0 is never written: it pads the last batch
+          for (let j = 0; j < READ_BATCH; j++) args[j] = revisions[i + j] ?? 0;
+          for (const [rev, value] of this.stmtValues.iterate(...args)) if (value !== null) out.set(rev, value);
+        }
+        return out;
+      },
+    };
     this.load();
   }
 
-  /** Rebuilds the key index and revisions from the database. */
+  /**
+   * Rebuilds the key index and revisions from the database: the index image
+   * and the rows after it, or else every row. Rows of a full scan come in key
+   * order (SQLite sorts), so the index appends each key (see MvccIndex.put).
+   * Values are not read.
+   */
   private load(): void {
     const meta = new Map(
       (this.db.prepare('SELECT name, value FROM meta').all() as { name: string; value: number }[]).map((r) => [r.name, r.value]),
     );
-    const index = newMvccIndex<null>();
-    let max = 0;
-    const rows = this.db.prepare('SELECT mod_revision, key, create_revision, version, deleted FROM kv ORDER BY mod_revision').iterate() as IterableIterator<Row>;
+    const compacted = meta.get('compacted') ?? 0;
+    const image = this.readImage(compacted);
+    const index = image?.index ?? newMvccIndex<null>();
+    let max = image?.revision ?? 0;
+    const rows = (
+      image
+        ? this.db.prepare('SELECT key, mod_revision, create_revision, version, deleted FROM kv WHERE mod_revision > ? ORDER BY mod_revision').raw().iterate(image.revision)
+        : this.db.prepare('SELECT key, mod_revision, create_revision, version, deleted FROM kv ORDER BY key, mod_revision').raw().iterate()
+    ) as IterableIterator<[string, number, number, number, number]>;
+    let read = 0;
     for (const r of rows) {
-      index.put(r.key, { revision: r.mod_revision, createRevision: r.create_revision, version: r.version, deleted: r.deleted === 1, value: null });
-      max = r.mod_revision;
+      const rev = r[1];
+      index.put(r[0], { revision: rev, createRevision: r[2], version: r[3], deleted: r[4] === 1, value: null });
+      if (rev > max) max = rev;
+      read++;
     }
     this.index = index;
     this.rev = Math.max(max, meta.get('revision') ?? 0);
-    this.compacted = meta.get('compacted') ?? 0;
+    this.compacted = compacted;
+    this.imageAt = image ? { revision: image.revision, compacted } : { revision: -1, compacted: -1 };
+    log.v(2).info({ keys: index.size, entries: index.entries, image: image?.revision ?? 'none', rowsRead: read }, 'loaded key index');
+  }
+
+  /**
+   * The stored index image, when it can stand for the rows up to its
+   * revision: written in this format, at the current compaction, and
+   * starting and ending with the same revisions as `kv` up to its revision.
+   */
+  private readImage(compacted: number): { index: MvccIndex<null>; revision: number } | undefined {
+    const row = this.db.prepare('SELECT format, revision, compacted, entries, keys, numbers FROM index_image WHERE id = 1').get() as
+      | { format: number; revision: number; compacted: number; entries: number; keys: string; numbers: Buffer }
+      | undefined;
+    if (!row) return undefined;
+    if (row.format !== IMAGE_FORMAT || row.compacted !== compacted) {
+      log.v(2).info({ format: row.format, imageCompacted: row.compacted, compacted }, 'index image is stale; scanning the revision log');
+      return undefined;
+    }
+    let image: DecodedIndexImage;
+    try {
+      image = decodeIndexImage(row);
+    } catch (err) {
+      log.warn({ error: (err as Error).message }, 'index image is unreadable; scanning the revision log');
+      return undefined;
+    }
+    // Cheap checks that the log still holds the image's first and last rows
+    // (counting the rows would read the whole table).
+    const first = this.db.prepare('SELECT min(mod_revision) FROM kv').pluck().get() as number | null;
+    const last = this.db.prepare('SELECT max(mod_revision) FROM kv WHERE mod_revision <= ?').pluck().get(row.revision) as number | null;
+    if (image.index.entries > 0 ? first !== image.first || last !== image.last : last !== null) {
+      log.warn({ imageFirst: image.first, imageLast: image.last, first, last, revision: row.revision }, 'index image does not match the revision log; scanning it');
+      return undefined;
+    }
+    return { index: image.index, revision: row.revision };
+  }
+
+  /** Stores the image of the index as of the current revision (inside the caller's transaction, if any). */
+  private writeImage(compacted: number): void {
+    const image = encodeIndexImage(this.index);
+    if (!image) {
+      this.db.prepare('DELETE FROM index_image').run();
+      this.imageAt = { revision: -1, compacted: -1 };
+      return;
+    }
+    this.db
+      .prepare('INSERT OR REPLACE INTO index_image (id, format, revision, compacted, entries, keys, numbers) VALUES (1, ?, ?, ?, ?, ?, ?)')
+      .run(IMAGE_FORMAT, this.rev, compacted, image.entries, image.keys, image.numbers);
+    this.imageAt = { revision: this.rev, compacted };
   }
 
   currentRevision(): number {
@@ -166,7 +279,20 @@ class SqliteStorage implements Storage {
   async list(prefix: string, opts: ListOptions = {}): Promise<ListResult> {
     this.checkOpen(prefix);
     const at = this.readRevision(prefix, opts.revision);
-    return listFromIndex(this.index, prefix, at, opts, (key, e) => this.stored(key, e));
+    const result = listFromIndex(this.index, prefix, at, opts, (key, e) => new LazyStoredObject(key, e.revision, this.reader));
+    // Read every value now (in batches): compaction may remove a past revision's row before the caller reads it.
+    prefetch(result.items);
+    return result;
+  }
+
+  listLazy(prefix: string): ListResult {
+    this.checkOpen(prefix);
+    const items: StoredObject[] = [];
+    // every entry is at or before this.rev: a key is live when its last entry is not a tombstone
+    this.index.forEachLast((key, revision, deleted) => {
+      if (!deleted) items.push(new LazyStoredObject(key, revision, this.reader));
+    }, prefix);
+    return { items, revision: this.rev, more: false };
   }
 
   create(key: string, object: KubeObject): Promise<StoredObject> {
@@ -206,6 +332,7 @@ class SqliteStorage implements Storage {
         for (const r of drop) this.stmtDeleteRev.run(r);
         this.stmtSetMeta.run('compacted', revision);
         this.stmtSetMeta.run('revision', this.rev);
+        this.writeImage(revision);
       })();
     } catch (err) {
       log.error(err, { revision }, 'compaction failed; reloading the key index');
@@ -219,6 +346,13 @@ class SqliteStorage implements Storage {
   async close(): Promise<void> {
     if (this.closed) return;
     if (this.queue.length > 0) this.flush();
+    if (this.imageAt.revision !== this.rev || this.imageAt.compacted !== this.compacted) {
+      try {
+        this.db.transaction(() => this.writeImage(this.compacted))();
+      } catch (err) {
+        log.error(err, { revision: this.rev }, 'cannot store the index image; the next start scans the revision log');
+      }
+    }
     this.closed = true;
     this.hub.closeAll(new StorageError('Closed', '', 'storage closed'));
     this.db.close();
@@ -328,8 +462,11 @@ class SqliteStorage implements Storage {
     return decodeObject(json, revision);
   }
 
+  /** The value at entry `e`, read now and decoded on first use. */
   private stored(key: string, e: Entry): StoredObject {
-    return { key, object: this.objectAt(key, e.revision), revision: e.revision };
+    const json = this.stmtValue.get(e.revision);
+    if (json === undefined || json === null) throw new StorageError('Internal', key, `no value stored at revision ${e.revision}`);
+    return new LazyStoredObject(key, e.revision, json);
   }
 
   private eventOf(r: Row): StorageEvent {

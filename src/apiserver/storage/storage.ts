@@ -12,8 +12,14 @@ import type { KubeObject } from '../../api/types.js';
 
 export interface StoredObject {
   key: string;
-  /** metadata.resourceVersion === String(revision). Never mutate: may be shared. */
-  object: KubeObject;
+  /**
+   * metadata.resourceVersion === String(revision). Never mutate: may be shared.
+   * May be a getter that reads and decodes the value on first use (a store
+   * opened with many objects decodes none of them up front): read `object`,
+   * never copy a StoredObject with spread or structuredClone. A first read
+   * after the storage closed throws StorageError 'Closed'.
+   */
+  readonly object: KubeObject;
   /** Revision of the write that produced this value (etcd mod_revision). */
   revision: number;
 }

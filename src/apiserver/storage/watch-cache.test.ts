@@ -8,7 +8,8 @@ import { newMemoryStorage } from './memory.js';
 import { openSqliteStorage } from './sqlite.js';
 import { newCachedStorage } from './watch-cache.js';
 import { runStorageSuite } from './storage.suite.js';
-import { StorageError, type Storage, type StorageEvent } from './storage.js';
+import { StorageError, type Storage, type StorageEvent, type StoredObject } from './storage.js';
+import { LazyStoredObject } from './stored-object.js';
 
 runStorageSuite('watch cache over memory', async () => ({ storage: await newCachedStorage(newMemoryStorage()) }));
 
@@ -136,5 +137,80 @@ describe('watch cache', () => {
     await settle();
     assert.deepEqual(events.map((e) => `${e.type} ${e.revision}`), ['ADDED 2']);
     await c.close();
+  });
+
+  describe('over sqlite, after a restart', () => {
+    /** A cache over a sqlite store that already holds configmaps c0..c{n-1} (c0 updated once). */
+    async function restarted(n: number) {
+      const dir = mkdtempSync(join(tmpdir(), 'kcm-cache-lazy-'));
+      const first = openSqliteStorage(dir);
+      for (let i = 0; i < n; i++) await first.create(`/registry/configmaps/default/c${String(i).padStart(4, '0')}`, cm(`c${i}`));
+      await first.update('/registry/configmaps/default/c0000', { ...cm('c0'), data: { v: '2' } });
+      await first.close();
+      const c = await newCachedStorage(openSqliteStorage(dir));
+      return { c, dir, done: async () => (await c.close(), rmSync(dir, { recursive: true, force: true })) };
+    }
+    const unread = (o: StoredObject | undefined) => o instanceof LazyStoredObject && o.pendingReader() !== undefined;
+    const undecoded = (o: StoredObject) => (o as unknown as { obj: unknown }).obj === undefined;
+
+    it('loads keys and revisions only, and reads and decodes each object on first use', async () => {
+      const { c, done } = await restarted(3);
+      try {
+        const got = await c.get('/registry/configmaps/default/c0001');
+        assert.ok(unread(got), 'a get hands out the object unread');
+        assert.equal(got!.object.metadata?.name, 'c1');
+        assert.equal(got!.object.metadata?.resourceVersion, '2');
+        assert.ok(Object.isFrozen(got!.object.metadata));
+        assert.equal((await c.get('/registry/configmaps/default/c0001'))!.object, got!.object, 'decoded once and shared');
+        assert.equal(((await c.get('/registry/configmaps/default/c0000'))!.object.data as { v?: string })?.v, '2');
+      } finally {
+        await done();
+      }
+    });
+
+    it('reads the values of a list in one batch when the first is read, and none for a list nobody reads', async () => {
+      const { c, done } = await restarted(50);
+      try {
+        const keysOnly = await c.list('/registry/configmaps/');
+        assert.equal(keysOnly.items.length, 50);
+        assert.ok(keysOnly.items.every(unread));
+        const l = await c.list('/registry/configmaps/', { limit: 20 });
+        assert.equal(l.items[0]!.object.metadata?.name, 'c0');
+        assert.ok(l.items.every((i) => !unread(i)), 'the whole page was read with the first');
+        assert.ok(l.items.slice(1).every(undecoded), 'but only the first was decoded');
+        assert.ok(keysOnly.items.slice(20).every(unread), 'objects beyond the page are still unread');
+        const filtered = await c.list('/registry/configmaps/', { filter: (o) => o.metadata?.name === 'c42' });
+        assert.deepEqual(filtered.items.map((i) => i.key), ['/registry/configmaps/default/c0042']);
+        assert.ok(keysOnly.items.every((i) => !unread(i)), 'a filter reads what it walks');
+      } finally {
+        await done();
+      }
+    });
+
+    it('keeps an unread object readable after a write replaces it and compaction removes its row', async () => {
+      const { c, done } = await restarted(3);
+      try {
+        const before = await c.list('/registry/configmaps/');
+        assert.ok(before.items.every(unread));
+        await c.update('/registry/configmaps/default/c0001', { ...cm('c1'), data: { v: 'new' } });
+        await c.delete('/registry/configmaps/default/c0002');
+        await c.compact(c.currentRevision());
+        assert.equal(before.items[1]!.object.data, undefined);
+        assert.equal(before.items[1]!.object.metadata?.resourceVersion, '2');
+        assert.equal(before.items[2]!.object.metadata?.name, 'c2');
+        assert.equal(((await c.get('/registry/configmaps/default/c0001'))!.object.data as { v?: string })?.v, 'new');
+        assert.equal(await c.get('/registry/configmaps/default/c0002'), undefined);
+      } finally {
+        await done();
+      }
+    });
+
+    it('fails a first read after close with Closed', async () => {
+      const { c, dir } = await restarted(2);
+      const got = await c.get('/registry/configmaps/default/c0001');
+      await c.close();
+      assert.throws(() => got!.object, (e: unknown) => e instanceof StorageError && e.code === 'Closed');
+      rmSync(dir, { recursive: true, force: true });
+    });
   });
 });

@@ -20,6 +20,16 @@
  *   `retryMs`.
  *
  * Objects are shared with the backend's events: deep-frozen, never copied.
+ *
+ * Start-up cost is kept flat in the size of the store: when the backend
+ * offers `listLazy` (sqlite does), the initial load takes only keys and
+ * revisions, and each value is read from the backend and decoded on its first
+ * read (LazyStoredObject; the objects of a list are read in batches when the
+ * first of them is read, those walked by a filter before it runs). A
+ * value replaced by a write before anyone read it takes the replaced value
+ * from that write's event, so objects already handed out never need a row
+ * that compaction may remove. Reading a never-read object after the cache
+ * closed throws StorageError 'Closed'.
  */
 import type { KubeObject } from '../../api/types.js';
 import { realClock, type Clock, type Timer } from '../../util/clock/clock.js';
@@ -36,6 +46,7 @@ import {
 } from './storage.js';
 import { lowerBound } from './mvcc-index.js';
 import { newWatcherHub } from './watcher-hub.js';
+import { hasLazyList, LazyStoredObject, prefetch, readTogether } from './stored-object.js';
 
 const log = newLogger('watch-cache');
 
@@ -53,15 +64,19 @@ export interface CachedStorageOptions {
   clock?: Clock;
 }
 
+/** Values read per batch while a filtered list walks not-yet-read objects. */
+const PREFETCH_BATCH = 512;
+
 interface WindowEvent {
   event: StorageEvent;
   at: number;
 }
 
 class CachedStorage implements Storage {
-  private readonly objects = new Map<string, StoredObject>();
-  // invariant: sorted holds exactly the keys of objects, ascending
+  // invariant: sorted is strictly ascending and objects[i] is the latest value of sorted[i]
+  // (parallel arrays: loading is two array copies, lookups are binary searches)
   private sorted: string[] = [];
+  private objects: StoredObject[] = [];
   private rev = 0;
   private window: WindowEvent[] = [];
   private head = 0; // first live index of window
@@ -92,11 +107,24 @@ class CachedStorage implements Storage {
   /** Loads the state with one list and starts the backend watch from its revision. */
   async init(): Promise<void> {
     for (let attempt = 0; ; attempt++) {
-      const l = await this.backend.list('');
+      const backend = this.backend;
+      const l = hasLazyList(backend) ? backend.listLazy('') : await backend.list('');
       if (this.closed) return;
-      this.objects.clear();
-      for (const it of l.items) this.objects.set(it.key, it);
-      this.sorted = l.items.map((i) => i.key);
+      const objects = l.items.slice();
+      if (this.objects.length > 0) {
+        // a re-initialisation: keep the objects already decoded
+        const previous = new Map(this.objects.map((o) => [o.key, o]));
+        for (let i = 0; i < objects.length; i++) {
+          const old = previous.get(objects[i]!.key);
+          if (old !== undefined && old.revision === objects[i]!.revision) {
+            objects[i] = old;
+            previous.delete(old.key);
+          }
+        }
+        this.detach(previous.values());
+      }
+      this.objects = objects;
+      this.sorted = objects.map((o) => o.key);
       this.rev = l.revision;
       this.window = [];
       this.head = 0;
@@ -129,7 +157,8 @@ class CachedStorage implements Storage {
   async get(key: string): Promise<StoredObject | undefined> {
     this.checkOpen(key);
     if (!this.fresh()) return this.backend.get(key);
-    return this.objects.get(key);
+    const i = lowerBound(this.sorted, key);
+    return this.sorted[i] === key ? this.objects[i] : undefined;
   }
 
   async list(prefix: string, opts: ListOptions = {}): Promise<ListResult> {
@@ -143,11 +172,15 @@ class CachedStorage implements Storage {
     const items: StoredObject[] = [];
     let more = false;
     let remaining = 0;
+    let prefetched = start; // values of sorted[start, prefetched) are in hand
     for (let i = start; i < this.sorted.length; i++) {
       const key = this.sorted[i]!;
       if (!key.startsWith(prefix)) break;
-      const so = this.objects.get(key)!;
-      if (filter && !filter(so.object)) continue;
+      const so = this.objects[i]!;
+      if (filter) {
+        if (i >= prefetched) prefetched = this.prefetchFrom(i, prefix);
+        if (!filter(so.object)) continue;
+      }
       if (items.length >= limit) {
         more = true;
         if (filter) break;
@@ -156,9 +189,39 @@ class CachedStorage implements Storage {
       }
       items.push(so);
     }
+    if (!filter) readTogether(items);
     const result: ListResult = { items, revision: this.rev, more };
     if (limit !== Infinity && !filter) result.remaining = remaining;
     return result;
+  }
+
+  /** Reads the values of up to PREFETCH_BATCH objects from sorted[i] on under `prefix`; returns the index after them. */
+  private prefetchFrom(i: number, prefix: string): number {
+    const batch: StoredObject[] = [];
+    let j = i;
+    for (; j < this.sorted.length && batch.length < PREFETCH_BATCH; j++) {
+      const key = this.sorted[j]!;
+      if (!key.startsWith(prefix)) break;
+      batch.push(this.objects[j]!);
+    }
+    prefetch(batch);
+    return j;
+  }
+
+  /**
+   * Objects leaving the cache unread take their value now (`prev`: the
+   * replaced value from the event that replaced them), as their row may be
+   * compacted away while someone still holds them.
+   */
+  private detach(objects: Iterable<StoredObject>, prev?: KubeObject): void {
+    for (const so of objects) {
+      if (!(so instanceof LazyStoredObject) || so.pendingReader() === undefined) continue;
+      try {
+        so.superseded(prev);
+      } catch (err) {
+        log.error(err, { key: so.key, revision: so.revision }, 'cannot read a value leaving the watch cache');
+      }
+    }
   }
 
   create(key: string, object: KubeObject): Promise<StoredObject> {
@@ -209,26 +272,35 @@ class CachedStorage implements Storage {
 
   private apply(e: StorageEvent): void {
     if (e.revision <= this.rev) return;
+    const n = this.sorted.length;
+    const i = n === 0 || this.sorted[n - 1]! < e.key ? n : lowerBound(this.sorted, e.key);
+    const old = this.sorted[i] === e.key ? this.objects[i] : undefined;
+    if (old !== undefined && e.type !== 'ADDED') this.detach([old], e.prevObject);
     switch (e.type) {
       case 'ADDED':
-      case 'MODIFIED':
-        if (!this.objects.has(e.key)) this.insertKey(e.key);
-        this.objects.set(e.key, { key: e.key, object: e.object, revision: e.revision });
+      case 'MODIFIED': {
+        const so: StoredObject = { key: e.key, object: e.object, revision: e.revision };
+        if (old !== undefined) this.objects[i] = so;
+        else if (i === n) {
+          this.sorted.push(e.key);
+          this.objects.push(so);
+        } else {
+          this.sorted.splice(i, 0, e.key);
+          this.objects.splice(i, 0, so);
+        }
         break;
+      }
       case 'DELETED':
-        if (this.objects.delete(e.key)) this.sorted.splice(lowerBound(this.sorted, e.key), 1);
+        if (old !== undefined) {
+          this.sorted.splice(i, 1);
+          this.objects.splice(i, 1);
+        }
         break;
     }
     this.rev = e.revision;
     this.window.push({ event: e, at: this.clock.now() });
     this.trimWindow();
     this.hub.dispatch(e);
-  }
-
-  private insertKey(key: string): void {
-    const n = this.sorted.length;
-    if (n === 0 || this.sorted[n - 1]! < key) this.sorted.push(key);
-    else this.sorted.splice(lowerBound(this.sorted, key), 0, key);
   }
 
   private trimWindow(): void {
