@@ -48,7 +48,12 @@ export interface TokenSignRequest {
 }
 
 export interface ServerAuth {
-  /** The authorizer of this server; undefined under AlwaysAllow (everything allowed). */
+  /**
+   * The authorizer of this server; undefined under AlwaysAllow (everything
+   * allowed), except while a subject access review is answered: then
+   * AlwaysAllow's (authz/always-allow.ts: anonymous users get the
+   * public-information paths only).
+   */
   authorizer?: Authorizer;
   /**
    * Authenticates a bearer token as requests are authenticated, for

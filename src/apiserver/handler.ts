@@ -5,9 +5,13 @@
  *
  * At start it rebuilds service allocations from storage and creates what
  * kube-apiserver bootstraps: the system namespaces, the system priority
- * classes and the `default/kubernetes` Service (ClusterIP = first address of
- * the range). `setServingEndpoint` points that Service's Endpoints and
- * EndpointSlice at the serving address once it is known.
+ * classes, the `default/kubernetes` Service (ClusterIP = first address of
+ * the range) and, given the client CA, the ConfigMap
+ * kube-system/extension-apiserver-authentication (`client-ca-file`, as the
+ * cluster-authentication-trust controller writes it; components read it for
+ * their delegated authentication). `setServingEndpoint` points that
+ * Service's Endpoints and EndpointSlice at the serving address once it is
+ * known.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Endpoints, Service } from 'kubernetes-types/core/v1.js';
@@ -34,7 +38,15 @@ import { newPriorityAdmission, systemPriorityClasses } from './admission/priorit
 import { newTaintNodesByCondition } from './admission/taint-nodes-by-condition.js';
 import { newStorageObjectInUseProtection } from './admission/storage-object-in-use-protection.js';
 import { systemNamespaces } from './namespaces.js';
-import { bootstrapClusterRoleBindings, bootstrapClusterRoles, forbiddenError, newRbacAuthorizer, type Authorizer } from './authz/index.js';
+import {
+  bootstrapClusterRoleBindings,
+  bootstrapClusterRoles,
+  bootstrapNamespaceRoleBindings,
+  bootstrapNamespaceRoles,
+  forbiddenError,
+  newRbacAuthorizer,
+  type Authorizer,
+} from './authz/index.js';
 import { headerLists, impersonatedUser } from './authz/impersonation.js';
 import { parseRequestInfo, truthyParam } from './request-info.js';
 import { writeStatus } from './output.js';
@@ -58,6 +70,8 @@ export interface ApiHandlerOptions {
   authorizationMode?: 'AlwaysAllow' | 'RBAC';
   /** Token review and signing for the authentication APIs (TokenReview, serviceaccounts/token); the authorizer is added here. */
   auth?: Omit<ServerAuth, 'authorizer'>;
+  /** PEM bundle that verifies client certificates: published as `client-ca-file` in kube-system/extension-apiserver-authentication. */
+  clientCA?: string;
 }
 
 export interface ApiHandler {
@@ -151,7 +165,10 @@ export async function createApiHandler(opts: ApiHandlerOptions): Promise<ApiHand
   if (authorizer) {
     for (const cr of bootstrapClusterRoles) await ensure('rbac.authorization.k8s.io', 'clusterroles', '', structuredClone(cr) as unknown as KubeObject);
     for (const b of bootstrapClusterRoleBindings) await ensure('rbac.authorization.k8s.io', 'clusterrolebindings', '', structuredClone(b) as unknown as KubeObject);
+    for (const r of bootstrapNamespaceRoles) await ensure('rbac.authorization.k8s.io', 'roles', r.metadata!.namespace!, structuredClone(r) as unknown as KubeObject);
+    for (const b of bootstrapNamespaceRoleBindings) await ensure('rbac.authorization.k8s.io', 'rolebindings', b.metadata!.namespace!, structuredClone(b) as unknown as KubeObject);
   }
+  if (opts.clientCA) await publishAuthenticationConfigMap(opts.clientCA);
   for (const pc of systemPriorityClasses) await ensure('scheduling.k8s.io', 'priorityclasses', '', structuredClone(pc) as unknown as KubeObject);
   const kubernetesService: Service = {
     apiVersion: 'v1',
@@ -192,6 +209,17 @@ export async function createApiHandler(opts: ApiHandlerOptions): Promise<ApiHand
     const existing = await store.getStored(sliceR, 'default', 'kubernetes');
     if (existing) await store.update(sliceR, 'default', 'kubernetes', slice as unknown as KubeObject, { dryRun: false, user: systemUser });
     else await store.create(sliceR, 'default', slice as unknown as KubeObject, { dryRun: false, user: systemUser });
+  }
+
+  /** kube-system/extension-apiserver-authentication with the client CA (created, or updated when it changed). */
+  async function publishAuthenticationConfigMap(clientCA: string): Promise<void> {
+    const cmR = resources.storageResource('', 'configmaps')!;
+    const name = 'extension-apiserver-authentication';
+    const existing = (await store.getStored(cmR, 'kube-system', name))?.object as (KubeObject & { data?: Record<string, string> }) | undefined;
+    if (existing?.data?.['client-ca-file'] === clientCA) return;
+    const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'kube-system' }, data: { ...(existing?.data ?? {}), 'client-ca-file': clientCA } };
+    if (existing) await store.update(cmR, 'kube-system', name, { ...cm, metadata: { ...existing.metadata, ...cm.metadata } } as KubeObject, { dryRun: false, user: systemUser });
+    else await ensure('', 'configmaps', 'kube-system', cm as KubeObject);
   }
 
   /** Authorizes the request as `user` (when RBAC is on) and routes it. */

@@ -12,7 +12,7 @@ import { startApiServer } from '../apiserver/serve/index.js';
 import type { ServiceAccountTokenOptions } from '../apiserver/serve/sa-setup.js';
 import { ensureServiceAccountKey } from '../up/sa-key.js';
 import { onTerminationSignal, parseCommandLine, setUpLogging } from './common.js';
-import { loggingFlags, type FlagSpec } from './flags.js';
+import { FlagError, loggingFlags, type FlagSpec } from './flags.js';
 
 export const apiserverFlags = {
   'data-dir': { type: 'string', default: './.kcm', usage: 'Directory for the database, certificates and the admin kubeconfig; created when missing.', section: 'Storage' },
@@ -20,6 +20,13 @@ export const apiserverFlags = {
   'bind-address': { type: 'string', default: '127.0.0.1', typeName: 'ip', usage: 'The IP address on which to listen for the --secure-port port.', section: 'Secure serving' },
   'secure-port': { type: 'int', default: 6443, usage: 'The port on which to serve HTTPS with authentication and authorization. 0 picks a free port.', section: 'Secure serving' },
   'service-cluster-ip-range': { type: 'string', default: '10.0.0.0/24', typeName: 'cidr', usage: 'A CIDR notation IP range from which to assign service cluster IPs.', section: 'Generic' },
+  'request-timeout': {
+    type: 'duration',
+    default: 60_000,
+    usage:
+      'An optional field indicating the duration a handler must keep a request open before timing it out. This is the default request timeout for requests but may be overridden by flags such as --min-request-timeout for specific types of requests. 0 disables it (kube-apiserver would time every request out at once).',
+    section: 'Generic',
+  },
   'authorization-mode': { type: 'string', default: 'AlwaysAllow', oneOf: ['AlwaysAllow', 'RBAC'], usage: 'Authorization of authenticated requests: AlwaysAllow or RBAC (roles and bindings enforced; system:masters always allowed).', section: 'Authorization' },
   'service-account-key-file': { type: 'stringList', default: [], usage: 'File containing PEM-encoded RSA or ECDSA private or public keys (or certificates), used to verify ServiceAccount tokens. May be given several times. Default: the public half of --service-account-signing-key-file.', section: 'Authentication' },
   'service-account-signing-key-file': { type: 'string', default: '', usage: 'Path to the file that contains the current private key of the service account token issuer; TokenRequest tokens are signed with it. Default when no service-account key flag is given: <data-dir>/pki/sa.key (created when missing).', section: 'Authentication' },
@@ -45,7 +52,14 @@ export function serviceAccountOptions(
 const description = 'Run the embedded Kubernetes API server: HTTPS, SQLite storage with a watch cache, an admin kubeconfig in the data directory.';
 
 export async function run(args: string[]): Promise<number> {
-  const flags = parseCommandLine(apiserverFlags, args, { command: 'kcm apiserver', usageLine: 'kcm apiserver [flags]', description });
+  const flags = parseCommandLine(apiserverFlags, args, {
+    command: 'kcm apiserver',
+    usageLine: 'kcm apiserver [flags]',
+    description,
+    validate: ({ values: v }) => {
+      if (v['request-timeout'] < 0) throw new FlagError('--request-timeout can not be negative value');
+    },
+  });
   if (typeof flags === 'number') return flags;
   const v = flags.values;
   const log = setUpLogging(v, 'apiserver');
@@ -65,6 +79,7 @@ export async function run(args: string[]): Promise<number> {
     serviceClusterIPRange: v['service-cluster-ip-range'],
     storage: v.storage === 'memory' ? 'memory' : 'sqlite',
     authorizationMode: v['authorization-mode'] === 'RBAC' ? 'RBAC' : 'AlwaysAllow',
+    requestTimeoutMs: v['request-timeout'],
     logger: log,
   });
   process.stdout.write(

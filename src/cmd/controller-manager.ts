@@ -8,6 +8,8 @@ import { readFileSync } from 'node:fs';
 import { inClusterConfig } from '../client/in-cluster.js';
 import { loadKubeconfig } from '../client/kubeconfig.js';
 import type { RestConfig } from '../client/rest-config.js';
+import { delegatedAuthConfig } from '../controllermanager/auth-flags.js';
+import type { DelegatedAuthConfig } from '../controllermanager/delegated-auth.js';
 import { applyConfigFile, buildControllerOptions, controllerManagerFlags, effectiveConfiguration, validateFlags, type ControllerManagerFlagValues } from '../controllermanager/options.js';
 import { newControllerManager, type ProgressEvent } from '../controllermanager/manager.js';
 import { controllerTable, isImplemented, resolveEnabledControllers, UnknownControllerError } from '../controllers/registry.js';
@@ -77,6 +79,15 @@ export async function runControllerManager(args: string[], ro: ControllerManager
     process.stderr.write(`Error: ${(err as Error).message}\n`);
     return 1;
   }
+  let auth: DelegatedAuthConfig | undefined;
+  if (v['secure-port'] !== 0) {
+    try {
+      auth = await delegatedAuthConfig(v, restConfig, (kubeconfig) => loadKubeconfig({ kubeconfig }));
+    } catch (err) {
+      process.stderr.write(`Error: failed to get delegated authentication kubeconfig: ${(err as Error).message}\n`);
+      return 1;
+    }
+  }
   log.info({ server: restConfig.host, controllers: enabled.length }, 'Starting kcm controller-manager');
 
   const cm = newControllerManager({
@@ -91,9 +102,10 @@ export async function runControllerManager(args: string[], ro: ControllerManager
       namespace: v['leader-elect-resource-namespace'],
       name: v['leader-elect-resource-name'],
     },
-    ...(v['secure-port'] !== 0
+    ...(auth
       ? {
           serving: {
+            auth,
             bindAddress: v['bind-address'],
             port: v['secure-port'],
             ...(v['tls-cert-file'] ? { certFile: v['tls-cert-file'] } : {}),

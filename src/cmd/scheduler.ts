@@ -2,9 +2,17 @@
  * `kcm scheduler`: the default scheduler (kube-scheduler's everyday flags).
  * Runs until SIGTERM or SIGINT; with --leader-elect (default) only the holder
  * of Lease kube-system/kube-scheduler schedules.
+ *
+ * Serves kube-scheduler's secure port (`--secure-port`, default 10259;
+ * 0 disables it): `/healthz`, `/livez`, `/readyz` for anyone (the
+ * `--authorization-always-allow-paths`), `/metrics` and `/configz` for
+ * callers the API server authenticates (TokenReview, client certificates)
+ * and authorizes (SubjectAccessReview), as kube-scheduler does. There is no
+ * insecure port (kube-scheduler 1.20's deprecated `--port` 10251).
  */
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
+import { register as defaultRegistry } from 'prom-client';
 import { loadKubeconfig } from '../client/kubeconfig.js';
 import { newKubeClient } from '../client/client.js';
 import { newScheduler } from '../scheduler/scheduler.js';
@@ -14,8 +22,11 @@ import { newLeaderElector } from '../tools/leaderelection/index.js';
 import { newEventBroadcaster } from '../tools/record/index.js';
 import { realClock } from '../util/clock/clock.js';
 import { newLogger } from '../util/log/logger.js';
+import { delegatedAuthConfig, schedulerDelegatedAuthFlags, validateAuthFlags } from '../controllermanager/auth-flags.js';
+import { setUpDelegatedAuth, type DelegatedAuth } from '../controllermanager/delegated-auth.js';
+import { newHealthChecks, startServing, type ComponentServer } from '../controllermanager/serving.js';
 import { onTerminationSignal, parseCommandLine, setUpLogging } from './common.js';
-import { loggingFlags, type FlagSpec } from './flags.js';
+import { FlagError, formatDuration, loggingFlags, type FlagSpec } from './flags.js';
 
 export const schedulerFlags = {
   kubeconfig: { type: 'string', default: '', usage: 'Path to kubeconfig file with authorization and master location information.', section: 'Misc' },
@@ -33,13 +44,34 @@ export const schedulerFlags = {
   'leader-elect-retry-period': { type: 'duration', default: 2_000, usage: 'The duration the clients should wait between attempting acquisition and renewal of a leadership.', section: 'Leader election' },
   'leader-elect-resource-namespace': { type: 'string', default: 'kube-system', usage: 'The namespace of resource object that is used for locking during leader election.', section: 'Leader election' },
   'leader-elect-resource-name': { type: 'string', default: 'kube-scheduler', usage: 'The name of resource object that is used for locking during leader election.', section: 'Leader election' },
+  'secure-port': { type: 'int', default: 10259, usage: "The port on which to serve HTTPS with authentication and authorization. If 0, don't serve HTTPS at all.", section: 'Secure serving' },
+  'bind-address': {
+    type: 'string',
+    default: '0.0.0.0',
+    typeName: 'ip',
+    usage: 'The IP address on which to listen for the --secure-port port. The associated interface(s) must be reachable by the rest of the cluster, and by CLI/web clients. If blank or an unspecified address (0.0.0.0 or ::), all interfaces will be used.',
+    section: 'Secure serving',
+  },
+  'cert-dir': { type: 'string', default: '', usage: 'The directory where the TLS certs are located. If --tls-cert-file and --tls-private-key-file are provided, this flag will be ignored.', section: 'Secure serving' },
+  'tls-cert-file': { type: 'string', default: '', usage: 'File containing the default x509 Certificate for HTTPS. If not given, a self-signed certificate is generated.', section: 'Secure serving' },
+  'tls-private-key-file': { type: 'string', default: '', usage: 'File containing the default x509 private key matching --tls-cert-file.', section: 'Secure serving' },
+  ...schedulerDelegatedAuthFlags,
   ...loggingFlags,
 } as const satisfies FlagSpec;
 
 const description = 'Run the default scheduler: binds pending pods (spec.schedulerName default-scheduler) to nodes.';
 
 export async function run(args: string[]): Promise<number> {
-  const flags = parseCommandLine(schedulerFlags, args, { command: 'kcm scheduler', usageLine: 'kcm scheduler [flags]', description });
+  const flags = parseCommandLine(schedulerFlags, args, {
+    command: 'kcm scheduler',
+    usageLine: 'kcm scheduler [flags]',
+    description,
+    validate: ({ values: v }) => {
+      if (v['secure-port'] < 0 || v['secure-port'] > 65535) throw new FlagError(`--secure-port ${v['secure-port']} must be between 0 and 65535, inclusive. 0 for turning off secure port`);
+      const authProblem = validateAuthFlags(v);
+      if (authProblem) throw new FlagError(authProblem);
+    },
+  });
   if (typeof flags === 'number') return flags;
   const v = flags.values;
   const log = setUpLogging(v, 'scheduler');
@@ -60,7 +92,38 @@ export async function run(args: string[]): Promise<number> {
   config = { ...config, qps: v['kube-api-qps'], burst: v['kube-api-burst'], userAgent: `kcm-scheduler/${config.userAgent}` };
 
   const clock = realClock;
-  const client = newKubeClient(config, { clock, logger: newLogger('client') });
+  const registry = defaultRegistry;
+  const checks = newHealthChecks();
+  let auth: DelegatedAuth | undefined;
+  let server: ComponentServer | undefined;
+  if (v['secure-port'] !== 0) {
+    try {
+      auth = await setUpDelegatedAuth(await delegatedAuthConfig(v, config, (kubeconfig) => loadKubeconfig({ kubeconfig })), { clock, logger: log });
+      server = await startServing({
+        bindAddress: v['bind-address'],
+        port: v['secure-port'],
+        ...(v['tls-cert-file'] ? { certFile: v['tls-cert-file'] } : {}),
+        ...(v['tls-private-key-file'] ? { keyFile: v['tls-private-key-file'] } : {}),
+        checks,
+        registry,
+        configz: () => schedulerConfiguration(v),
+        auth,
+        component: 'kube-scheduler',
+        logger: log,
+      });
+      process.stdout.write(`kcm scheduler serving on ${server.url}\n`);
+    } catch (err) {
+      log.error(err, 'cannot serve the secure port');
+      await auth?.close();
+      return 1;
+    }
+  }
+  const stopServing = async () => {
+    await server?.close().catch((err: unknown) => log.error(err, 'closing the server'));
+    await auth?.close().catch((err: unknown) => log.error(err, 'closing delegated authentication'));
+  };
+
+  const client = newKubeClient(config, { clock, logger: newLogger('client'), metricsRegistry: registry });
   const broadcaster = newEventBroadcaster({ client, clock, logger: log.child({}, 'events') });
   const identity = `${hostname()}_${randomUUID()}`;
   const recorder = broadcaster.newRecorder({ component: DEFAULT_SCHEDULER_NAME, host: hostname() });
@@ -88,6 +151,7 @@ export async function run(args: string[]): Promise<number> {
         renewDeadlineMs: v['leader-elect-renew-deadline'],
         retryPeriodMs: v['leader-elect-retry-period'],
         name: v['leader-elect-resource-name'],
+        registry,
         callbacks: {
           onStartedLeading: (signal) => runScheduler(signal),
           onStoppedLeading: () => {
@@ -103,6 +167,7 @@ export async function run(args: string[]): Promise<number> {
           },
         },
       });
+      checks.add({ name: 'leaderElection', check: () => elector.check(20_000) });
       await elector.run(ac.signal);
     } else {
       await runScheduler(ac.signal);
@@ -116,6 +181,26 @@ export async function run(args: string[]): Promise<number> {
     release();
     await broadcaster.shutdown();
     await client.close();
+    await stopServing();
   }
   return code;
+}
+
+/** What /configz shows: the effective KubeSchedulerConfiguration (the parts kcm has flags for). */
+function schedulerConfiguration(v: { kubeconfig: string; 'kube-api-qps': number; 'kube-api-burst': number; 'leader-elect': boolean; 'leader-elect-lease-duration': number; 'leader-elect-renew-deadline': number; 'leader-elect-retry-period': number; 'leader-elect-resource-namespace': string; 'leader-elect-resource-name': string }): Record<string, unknown> {
+  return {
+    kind: 'KubeSchedulerConfiguration',
+    apiVersion: 'kubescheduler.config.k8s.io/v1beta1',
+    clientConnection: { kubeconfig: v.kubeconfig, qps: v['kube-api-qps'], burst: v['kube-api-burst'] },
+    leaderElection: {
+      leaderElect: v['leader-elect'],
+      leaseDuration: formatDuration(v['leader-elect-lease-duration']),
+      renewDeadline: formatDuration(v['leader-elect-renew-deadline']),
+      retryPeriod: formatDuration(v['leader-elect-retry-period']),
+      resourceLock: 'leases',
+      resourceName: v['leader-elect-resource-name'],
+      resourceNamespace: v['leader-elect-resource-namespace'],
+    },
+    profiles: [{ schedulerName: DEFAULT_SCHEDULER_NAME }],
+  };
 }

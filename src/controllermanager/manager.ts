@@ -1,10 +1,12 @@
 /**
  * The controller manager's life, as kube-controller-manager's Run:
  *
- *   wait (bounded) for the API server's /healthz -> serve /healthz, /metrics
- *   -> leader election (optional) -> when leading: discovery, build every
- *   enabled controller whose resources are served, start the shared
- *   informers once, wait for their caches, run each controller.
+ *   wait (bounded) for the API server's /healthz -> set up delegated
+ *   authentication and authorization (a failed lookup ends start-up) ->
+ *   serve /healthz, /metrics, /configz -> leader election (optional) ->
+ *   when leading: discovery, build every enabled controller whose
+ *   resources are served, start the shared informers once, wait for their
+ *   caches, run each controller.
  *
  * `run(signal)` resolves with the process exit code: 0 after `signal` aborted
  * (controllers stopped, in-flight syncs given `shutdownTimeoutMs`, lease
@@ -26,7 +28,8 @@ import { newEventBroadcaster } from '../tools/record/index.js';
 import { realClock, type Clock } from '../util/clock/clock.js';
 import { newLogger, type Logger } from '../util/log/logger.js';
 import { getDefaultWorkqueueMetricsProvider, newPrometheusWorkqueueMetrics, noopWorkqueueMetricsProvider, setDefaultWorkqueueMetricsProvider } from '../util/workqueue/metrics.js';
-import { newHealthChecks, startServing, type ControllerManagerServer, type HealthChecks } from './serving.js';
+import { DelegatedAuthError, setUpDelegatedAuth, type DelegatedAuth, type DelegatedAuthConfig } from './delegated-auth.js';
+import { newHealthChecks, startServing, type ComponentServer, type HealthChecks } from './serving.js';
 
 export interface LeaderElectionConfig {
   enabled: boolean;
@@ -45,8 +48,8 @@ export interface ControllerManagerConfig {
   controllers: readonly string[];
   options: ControllerOptions;
   leaderElection: LeaderElectionConfig;
-  /** undefined: do not serve (`--secure-port 0`). */
-  serving?: { bindAddress: string; port: number; certFile?: string; keyFile?: string };
+  /** undefined: do not serve (`--secure-port 0`). `auth`: who may call the endpoints (delegated to the API server). */
+  serving?: { bindAddress: string; port: number; certFile?: string; keyFile?: string; auth: DelegatedAuthConfig };
   /** The effective configuration for /configz. */
   configz?: () => unknown;
   /** How long to wait for the API server's /healthz (default 10 s). */
@@ -124,7 +127,8 @@ class Manager implements ControllerManager {
   private readonly log: Logger;
   private readonly registry: Registry;
   private readonly checks: HealthChecks = newHealthChecks();
-  private server: ControllerManagerServer | undefined;
+  private server: ComponentServer | undefined;
+  private auth: DelegatedAuth | undefined;
   private elector: LeaderElector | undefined;
   private leading = false;
 
@@ -151,8 +155,17 @@ class Manager implements ControllerManager {
       if (signal.aborted) return 0;
       this.cfg.onProgress?.({ type: 'apiserver-healthy' });
       if (this.cfg.serving) {
+        const { auth: authConfig, ...serving } = this.cfg.serving;
+        try {
+          this.auth = await setUpDelegatedAuth(authConfig, { clock: this.clock, logger: this.log });
+        } catch (err) {
+          if (err instanceof DelegatedAuthError) throw new StartupError(err.message, { cause: err });
+          throw err;
+        }
         this.server = await startServing({
-          ...this.cfg.serving,
+          ...serving,
+          auth: this.auth,
+          component: 'kube-controller-manager',
           checks: this.checks,
           registry: this.registry,
           configz: this.cfg.configz ?? (() => ({})),
@@ -173,6 +186,7 @@ class Manager implements ControllerManager {
     } finally {
       this.leading = false;
       await this.server?.close().catch((err: unknown) => this.log.error(err, 'closing the server'));
+      await this.auth?.close().catch((err: unknown) => this.log.error(err, 'closing delegated authentication'));
       await client.close().catch((err: unknown) => this.log.error(err, 'closing the client'));
     }
   }

@@ -20,6 +20,14 @@ describe('controller-manager options', () => {
     assert.equal(v['secure-port'], 10257);
     assert.equal(v['terminated-pod-gc-threshold'], 12500);
     assert.deepEqual(v.controllers, ['*']);
+    // Delegated authentication and authorization of the secure port.
+    assert.equal(v['authentication-token-webhook-cache-ttl'], 10_000);
+    assert.equal(v['authentication-tolerate-lookup-failure'], false);
+    assert.deepEqual(v['authorization-always-allow-paths'], ['/healthz', '/readyz', '/livez']);
+    assert.equal(v['authorization-webhook-cache-authorized-ttl'], 10_000);
+    assert.equal(v['authorization-webhook-cache-unauthorized-ttl'], 10_000);
+    assert.deepEqual(v['requestheader-username-headers'], ['x-remote-user']);
+    assert.throws(() => validateFlags(parse(['--requestheader-username-headers= ']).values), /empty value in "requestheader-username-headers"/);
   });
 
   it('sizes each controller from its --concurrent-*-syncs flag', () => {

@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { FlagError, loggingFlags, parseDuration, type FlagDef, type FlagSpec, type FlagValues, type ParsedFlags } from '../cmd/flags.js';
 import type { ControllerOptions } from '../controllers/types.js';
+import { delegatedAuthFlags, validateAuthFlags } from './auth-flags.js';
 
 const UNUSED = ' (accepted; not used by kcm yet)';
 
@@ -57,6 +58,9 @@ export const controllerManagerFlags = {
   'cert-dir': { type: 'string', default: '', usage: 'The directory where the TLS certs are located. If --tls-cert-file and --tls-private-key-file are provided, this flag will be ignored.', section: 'Secure serving' },
   'tls-cert-file': { type: 'string', default: '', usage: 'File containing the default x509 Certificate for HTTPS. If not given, a self-signed certificate is generated.', section: 'Secure serving' },
   'tls-private-key-file': { type: 'string', default: '', usage: 'File containing the default x509 private key matching --tls-cert-file.', section: 'Secure serving' },
+
+  // Authentication and authorization of the secure port (delegated to the API server)
+  ...delegatedAuthFlags,
 
   // Node lifecycle and IPAM
   'node-monitor-period': { type: 'duration', default: 5_000, usage: 'The period for syncing NodeStatus in cloud-node-lifecycle-controller.', section: 'Node lifecycle controller' },
@@ -285,6 +289,8 @@ export function validateFlags(v: ControllerManagerFlagValues): void {
   }
   if (v['secure-port'] < 0 || v['secure-port'] > 65535) throw new FlagError(`--secure-port ${v['secure-port']} must be between 0 and 65535, inclusive. 0 for turning off secure port`);
   if (v['kube-api-burst'] < 0) throw new FlagError('--kube-api-burst must not be negative');
+  const authProblem = validateAuthFlags(v);
+  if (authProblem) throw new FlagError(authProblem);
   for (const flag of Object.keys(concurrencyFlags)) {
     const n = (v as Record<string, unknown>)[flag] as number;
     if (n < 1 && flag !== 'concurrent-gc-syncs') throw new FlagError(`--${flag} must be at least 1, got ${n}`);

@@ -15,6 +15,7 @@ import { loadKubeconfig } from '../client/kubeconfig.js';
 import type { RestConfig } from '../client/rest-config.js';
 import { newControllerManager, type ProgressEvent } from '../controllermanager/manager.js';
 import { buildControllerOptions, effectiveConfiguration, type ControllerManagerFlagValues } from '../controllermanager/options.js';
+import { delegatedAuthConfig } from '../controllermanager/auth-flags.js';
 import { formatDuration } from '../cmd/flags.js';
 import { newNodeSimulator } from '../nodes/index.js';
 import { newScheduler } from '../scheduler/index.js';
@@ -92,7 +93,10 @@ export async function runControllerSide(cfg: ControllerSideConfig, signal: Abort
       // Stable across restarts: a kcm up that crashed takes its own unexpired lease back at once.
       identity: `${hostname()}_kcm-up`,
     },
-    ...(cfg.cmSecurePort !== 0 ? { serving: { bindAddress: cfg.cmBindAddress, port: cfg.cmSecurePort } } : {}),
+    // The port answers only callers the API server authenticates and authorizes (TokenReview, SubjectAccessReview through the admin kubeconfig), as kube-controller-manager's.
+    ...(cfg.cmSecurePort !== 0
+      ? { serving: { bindAddress: cfg.cmBindAddress, port: cfg.cmSecurePort, auth: await delegatedAuthConfig(cfg.cm, base, (kubeconfig) => loadKubeconfig({ kubeconfig })) } }
+      : {}),
     configz: () => effectiveConfiguration(cfg.cm, formatDuration),
     apiServerWaitMs: cfg.cm['apiserver-wait-timeout'],
     shutdownTimeoutMs: cfg.cm['shutdown-timeout'],

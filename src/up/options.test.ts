@@ -21,4 +21,18 @@ describe('kcm up flags', () => {
   it('refuses a negative scheduler QPS with a flag error', () => {
     assert.throws(() => parseUpFlags(['--scheduler-kube-api-qps=-1']), FlagError);
   });
+
+  it("passes the controller manager's delegated-auth flags through, but not its auth kubeconfigs (the admin kubeconfig serves)", () => {
+    const o = parseUpFlags(['--authorization-always-allow-paths=/healthz', '--authentication-skip-lookup']);
+    assert.deepEqual(o.cm['authorization-always-allow-paths'], ['/healthz']);
+    assert.equal(o.cm['authentication-skip-lookup'], true);
+    assert.equal(o.cm['authentication-kubeconfig'], '');
+    assert.throws(() => parseUpFlags(['--authentication-kubeconfig=/x']), /unknown flag: --authentication-kubeconfig/);
+  });
+
+  it("takes the API server's --request-timeout (default 1m) and refuses a negative one", () => {
+    assert.equal(parseUpFlags([]).flags.values['request-timeout'], 60_000);
+    assert.equal(parseUpFlags(['--request-timeout=5s']).flags.values['request-timeout'], 5_000);
+    assert.throws(() => parseUpFlags(['--request-timeout=-1s']), /--request-timeout can not be negative value/);
+  });
 });

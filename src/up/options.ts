@@ -3,13 +3,33 @@
  * flag passed through (same names), except the ones that would clash:
  * `--secure-port`/`--bind-address` are the API server's here, the controller
  * manager's are `--controller-manager-secure-port`/`--controller-manager-bind-address`;
- * `--kubeconfig`/`--master` do not apply (the embedded server's admin kubeconfig is used).
+ * `--kubeconfig`/`--master` and `--authentication-kubeconfig`/`--authorization-kubeconfig`
+ * do not apply (the embedded server's admin kubeconfig is used, also for the
+ * TokenReviews and SubjectAccessReviews that guard the controller manager's port).
  */
 import { FlagError, loggingFlags, parseFlags, type FlagSpec, type ParsedFlags } from '../cmd/flags.js';
 import { applyConfigFile, controllerManagerFlags, validateFlags, type ControllerManagerFlagValues, type ControllerManagerFlags } from '../controllermanager/options.js';
 import { resolveEnabledControllers } from '../controllers/registry.js';
+import { delegatedAuthFlags } from '../controllermanager/auth-flags.js';
 
-const { kubeconfig: _k, master: _m, 'secure-port': _p, 'bind-address': _b, v: _v, 'logging-format': _f, ...passThrough } = controllerManagerFlags;
+const {
+  kubeconfig: _k,
+  master: _m,
+  'secure-port': _p,
+  'bind-address': _b,
+  v: _v,
+  'logging-format': _f,
+  'authentication-kubeconfig': _ak,
+  'authorization-kubeconfig': _zk,
+  ...passThrough
+} = controllerManagerFlags;
+
+/** The same flags, shown in another help section. */
+function inSection<S extends FlagSpec>(spec: S, section: string): S {
+  return Object.fromEntries(Object.entries(spec).map(([name, def]) => [name, { ...def, section }])) as S;
+}
+
+const { 'authentication-kubeconfig': _ak2, 'authorization-kubeconfig': _zk2, ...cmAuthFlags } = delegatedAuthFlags;
 
 const ownFlags = {
   'data-dir': { type: 'string', default: './.kcm', usage: 'Directory for the cluster state (database, certificates, service-account key, admin kubeconfig); reused on restart.', section: 'kcm up' },
@@ -37,7 +57,18 @@ const ownFlags = {
   'service-account-signing-key-file': { type: 'string', default: '', usage: 'Private key that signs TokenRequest tokens. Default: --service-account-private-key-file, else <data-dir>/pki/sa.key.', section: 'API server' },
   'service-account-issuer': { type: 'stringList', default: ['https://kubernetes.default.svc.cluster.local'], usage: 'Service account token issuer (iss). The first value signs; every value is accepted.', section: 'API server' },
   'api-audiences': { type: 'stringList', default: [], usage: 'Identifiers of the API; service account tokens must carry one in aud. Default: the issuers.', section: 'API server' },
-  'controller-manager-secure-port': { type: 'int', default: 10257, usage: "The controller manager's HTTPS port (/healthz, /metrics, /configz). 0 disables it.", section: 'Controller manager serving' },
+  'request-timeout': {
+    type: 'duration',
+    default: 60_000,
+    usage: "How long the API server lets a request that is not long-running (watch, exec, attach, log, port-forward, proxy) take before it answers 504 Timeout. 0 disables it (kube-apiserver would time every request out at once).",
+    section: 'API server',
+  },
+  'controller-manager-secure-port': {
+    type: 'int',
+    default: 10257,
+    usage: "The controller manager's HTTPS port: /healthz, /livez, /readyz for anyone, /metrics and /configz for callers the API server authenticates and authorizes (as kube-controller-manager). 0 disables it. The scheduler opens no port in kcm up.",
+    section: 'Controller manager serving',
+  },
   'controller-manager-bind-address': { type: 'string', default: '127.0.0.1', typeName: 'ip', usage: "The IP address the controller manager's endpoints listen on.", section: 'Controller manager serving' },
 } as const satisfies FlagSpec;
 
@@ -45,6 +76,7 @@ const ownFlags = {
 export const upFlags = {
   ...ownFlags,
   ...passThrough,
+  ...inSection(cmAuthFlags, 'Controller manager serving'),
   'kube-api-qps': { ...controllerManagerFlags['kube-api-qps'], default: 200, usage: 'QPS of the controller manager towards the API server (higher than upstream\'s 20 in kcm up: one local server, start-up lists every resource).' },
   'kube-api-burst': { ...controllerManagerFlags['kube-api-burst'], default: 400, usage: 'Burst of the controller manager towards the API server.' },
   'leader-elect': {
@@ -72,6 +104,7 @@ export function parseUpFlags(args: readonly string[]): UpOptions {
   if (flags.positional.length > 0) throw new FlagError(`unknown command "${flags.positional[0]}" for "kcm up"`);
   if (flags.values.nodes < 0) throw new FlagError(`--nodes must not be negative, got ${flags.values.nodes}`);
   if (flags.values['scheduler-kube-api-qps'] < 0) throw new FlagError(`--scheduler-kube-api-qps must not be negative, got ${flags.values['scheduler-kube-api-qps']}`);
+  if (flags.values['request-timeout'] < 0) throw new FlagError('--request-timeout can not be negative value');
   if (flags.values['scheduler-kube-api-burst'] < 0) throw new FlagError(`--scheduler-kube-api-burst must not be negative, got ${flags.values['scheduler-kube-api-burst']}`);
   const cmValues = {} as Record<string, unknown>;
   for (const name of Object.keys(controllerManagerFlags)) {

@@ -74,6 +74,7 @@ export async function runUp(o: UpOptions, startedAt: number, signal: AbortSignal
         apiAudiences: [...v['api-audiences']],
       },
       authorizationMode: v['authorization-mode'] === 'RBAC' ? 'RBAC' : 'AlwaysAllow',
+      requestTimeoutMs: v['request-timeout'],
       dataDir: v['data-dir'],
       bindAddress: v['bind-address'],
       securePort: v['secure-port'],

@@ -1,7 +1,8 @@
 /**
  * `kcm controller-manager` as a user runs it: against a `kcm apiserver`
  * process, with kube-controller-manager's flags. Covers --help and flag
- * errors, --controllers, /healthz and /metrics, and leader election between
+ * errors, --controllers, /healthz and /metrics (with the admin token; who
+ * else may read them is anonymous-access.test.ts's), and leader election between
  * two processes (one leads; SIGKILL it and the other takes over; never two
  * actors at once, so no duplicate pods).
  */
@@ -36,8 +37,9 @@ async function startCm(api: KcmProcess, args: string[]): Promise<Cm> {
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.once('exit', (code, signal) => r({ code, signal })));
+  // /metrics and /configz answer only callers the API server authenticates and authorizes: the admin token.
   const get = async (path: string) => {
-    const r = await request(`https://127.0.0.1:${port}${path}`, { dispatcher: insecure });
+    const r = await request(`https://127.0.0.1:${port}${path}`, { dispatcher: insecure, headers: { authorization: `Bearer ${api.adminToken}` } });
     return { code: r.statusCode, body: await r.body.text() };
   };
   await waitFor(async () => (await get('/healthz')).code === 200, 15_000, `controller manager /healthz (stderr: ${err.slice(-500)})`);

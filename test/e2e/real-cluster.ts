@@ -181,7 +181,8 @@ export async function startRealCluster(opts: RealClusterOptions = {}): Promise<K
 
   // kube-scheduler 1.20 waits for a policy/v1beta1 PodDisruptionBudget informer that kcm apiserver (as current
   // Kubernetes) does not serve, so on kcm apiserver the scheduler is kcm's.
-  if (opts.apiServer === 'kcm') procs.push(run('kcm scheduler', process.execPath, ['--enable-source-maps', kcmBin, 'scheduler', `--kubeconfig=${kubeconfigPath}`, '--leader-elect=false'], dir));
+  // No secure port (10259 by default, as kube-scheduler's): clusters run side by side.
+  if (opts.apiServer === 'kcm') procs.push(run('kcm scheduler', process.execPath, ['--enable-source-maps', kcmBin, 'scheduler', `--kubeconfig=${kubeconfigPath}`, '--leader-elect=false', '--secure-port=0'], dir));
   else procs.push(run('kube-scheduler', join(bin, 'kube-scheduler'), [`--kubeconfig=${kubeconfigPath}`, '--leader-elect=false', '--port=0', '--secure-port=0'], dir));
   const cmFlags = [
     `--kubeconfig=${kubeconfigPath}`,

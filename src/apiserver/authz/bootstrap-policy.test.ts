@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { bootstrapClusterRoleBindings, bootstrapClusterRoles } from './bootstrap-policy.js';
+import { bootstrapClusterRoleBindings, bootstrapClusterRoles, bootstrapNamespaceRoleBindings, bootstrapNamespaceRoles } from './bootstrap-policy.js';
 import { ruleAllows, subjectMatches, type AuthorizationAttributes } from './rbac.js';
 
 /** Whether the static bootstrap policy alone allows the request (cluster-wide bindings only). */
@@ -43,5 +43,26 @@ describe('bootstrap RBAC policy', () => {
     assert.deepEqual(byName.get('admin')!.aggregationRule, { clusterRoleSelectors: [{ matchLabels: { 'rbac.authorization.k8s.io/aggregate-to-admin': 'true' } }] });
     assert.equal(byName.get('system:aggregate-to-view')!.metadata!.labels!['rbac.authorization.k8s.io/aggregate-to-view'], 'true');
     assert.ok(byName.has('system:auth-delegator') && byName.has('system:node') && byName.has('system:node-proxier'));
+  });
+
+  it('lets the controller manager and the scheduler run delegated authentication and authorization for their ports', () => {
+    for (const username of ['system:kube-controller-manager', 'system:kube-scheduler']) {
+      const user = { username, groups: ['system:authenticated'] };
+      assert.ok(allowed(res(user, 'create', 'authentication.k8s.io', 'tokenreviews')), username);
+      assert.ok(allowed(res(user, 'create', 'authorization.k8s.io', 'subjectaccessreviews')), username);
+      // The client CA, through the RoleBinding in kube-system (upstream's namespace policy).
+      const inKubeSystem = bootstrapNamespaceRoleBindings.some(
+        (b) =>
+          b.metadata?.namespace === 'kube-system' &&
+          (b.subjects ?? []).some((s) => subjectMatches(s, user, 'kube-system')) &&
+          (bootstrapNamespaceRoles.find((r) => r.metadata?.name === b.roleRef.name && r.metadata?.namespace === 'kube-system')?.rules ?? []).some((r) =>
+            ruleAllows({ ...res(user, 'get', '', 'configmaps'), namespace: 'kube-system', name: 'extension-apiserver-authentication' }, r),
+          ),
+      );
+      assert.ok(inKubeSystem, username);
+    }
+    const anonymous = { username: 'system:anonymous', groups: ['system:unauthenticated'] };
+    assert.ok(allowed({ user: anonymous, verb: 'get', resourceRequest: false, path: '/healthz' }));
+    assert.ok(!allowed({ user: anonymous, verb: 'get', resourceRequest: false, path: '/metrics' }));
   });
 });

@@ -7,12 +7,16 @@
  * select (admin/edit/view also carry the aggregated rules themselves, so
  * they work before the clusterrole-aggregation controller runs);
  * system:kube-controller-manager, system:kube-scheduler, system:node,
- * system:node-proxier, system:monitoring, system:auth-delegator; and the
+ * system:node-proxier, system:monitoring, system:auth-delegator; the
  * `system:controller:<name>` role of each controller, bound to the
- * service account kube-system/<name>. Rules follow upstream's for the
- * resources kcm serves; they are not a byte-for-byte copy.
+ * service account kube-system/<name>; and, in kube-system, the Role
+ * extension-apiserver-authentication-reader bound to the controller manager
+ * and the scheduler (namespace_policy.go), which lets them read the client
+ * CA for their own ports' delegated authentication. Rules follow upstream's
+ * for the resources kcm serves; they are not a byte-for-byte copy.
  */
-import type { ClusterRole, ClusterRoleBinding, PolicyRule } from 'kubernetes-types/rbac/v1.js';
+import type { ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding } from 'kubernetes-types/rbac/v1.js';
+import { publicInfoPaths } from './always-allow.js';
 
 const labels = { 'kubernetes.io/bootstrapping': 'rbac-defaults' };
 const annotations = { 'rbac.authorization.kubernetes.io/autoupdate': 'true' };
@@ -118,7 +122,7 @@ export const bootstrapClusterRoles: readonly ClusterRole[] = [
     { apiGroups: ['authorization.k8s.io'], resources: ['selfsubjectaccessreviews', 'selfsubjectrulesreviews'], verbs: ['create'] },
     { apiGroups: ['authentication.k8s.io'], resources: ['selfsubjectreviews'], verbs: ['create'] },
   ]),
-  role('system:public-info-viewer', [{ nonResourceURLs: ['/healthz', '/livez', '/readyz', '/version', '/version/'], verbs: ['get'] }]),
+  role('system:public-info-viewer', [{ nonResourceURLs: [...publicInfoPaths], verbs: ['get'] }]),
   // view ⊂ edit ⊂ admin by label, as upstream: the aggregation controller recomputes each from its selector.
   role('view', workloads, { aggregateFrom: 'aggregate-to-view', labels: { 'rbac.authorization.k8s.io/aggregate-to-edit': 'true' } }),
   role('edit', [...workloads, ...editable], { aggregateFrom: 'aggregate-to-edit', labels: { 'rbac.authorization.k8s.io/aggregate-to-admin': 'true' } }),
@@ -134,13 +138,13 @@ export const bootstrapClusterRoles: readonly ClusterRole[] = [
     rule(['get', 'update'], ['coordination.k8s.io'], ['leases'], ['kube-controller-manager']),
     rule(['create'], [''], ['secrets', 'serviceaccounts']),
     rule(['delete'], [''], ['secrets']),
-    rule(['get'], [''], ['namespaces', 'secrets', 'serviceaccounts']),
+    rule(['get'], [''], ['configmaps', 'namespaces', 'secrets', 'serviceaccounts']),
     rule(['update'], [''], ['secrets', 'serviceaccounts']),
-    rule(['create'], [''], ['serviceaccounts/token']),
-    rule(lw, ['*'], ['*']),
+    // Delegated authentication and authorization of its own port.
     rule(['create'], ['authentication.k8s.io'], ['tokenreviews']),
     rule(['create'], ['authorization.k8s.io'], ['subjectaccessreviews']),
-    rule(['get'], [''], ['configmaps'], ['extension-apiserver-authentication']),
+    rule(lw, ['*'], ['*']),
+    rule(['create'], [''], ['serviceaccounts/token']),
   ]),
   role('system:kube-scheduler', [
     ...eventsRule,
@@ -195,4 +199,27 @@ export const bootstrapClusterRoleBindings: readonly ClusterRoleBinding[] = [
   bindingTo('system:node', 'system:node', []),
   bindingTo('system:node-proxier', 'system:node-proxier', [{ kind: 'User', name: 'system:kube-proxy' }]),
   ...Object.keys(controllerRules).map((name) => bindingTo(`system:controller:${name}`, `system:controller:${name}`, [{ kind: 'ServiceAccount', name, namespace: 'kube-system' }])),
+];
+
+/** Roles upstream creates in one namespace (namespace_policy.go); kcm creates the ones its components need. */
+export const bootstrapNamespaceRoles: readonly Role[] = [
+  {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'Role',
+    metadata: { name: 'extension-apiserver-authentication-reader', namespace: 'kube-system', labels, annotations },
+    rules: [rule(['get', 'list', 'watch'], [''], ['configmaps'], ['extension-apiserver-authentication'])],
+  },
+];
+
+export const bootstrapNamespaceRoleBindings: readonly RoleBinding[] = [
+  {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'RoleBinding',
+    metadata: { name: 'system::extension-apiserver-authentication-reader', namespace: 'kube-system', labels, annotations },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'extension-apiserver-authentication-reader' },
+    subjects: [
+      { apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'system:kube-controller-manager' },
+      { apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'system:kube-scheduler' },
+    ],
+  },
 ];

@@ -1,2 +1,3 @@
 export * from './rbac.js';
 export * from './bootstrap-policy.js';
+export * from './always-allow.js';

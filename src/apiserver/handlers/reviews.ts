@@ -6,7 +6,7 @@
  *   (so the user gets `system:authenticated`), for spec.audiences.
  * - selfsubjectreviews: the caller's own user info (`kubectl auth whoami`).
  * - subjectaccessreviews, localsubjectaccessreviews, selfsubjectaccessreviews:
- *   asks the server's authorizer (AlwaysAllow: allowed).
+ *   asks the server's authorizer (AlwaysAllow: allowed, but anonymous users only on public paths; see authz/always-allow.ts).
  * - selfsubjectrulesreviews: the rules that apply to the caller in a namespace
  *   (rules-review.ts).
  * All answer 201 with the request object and its status filled in.
@@ -17,6 +17,9 @@ import type { KubeObject } from '../../api/types.js';
 import type { RequestScope } from '../context.js';
 import type { UserInfo } from '../request-info.js';
 import type { AuthorizationAttributes } from '../authz/rbac.js';
+import { newAlwaysAllowAuthorizer } from '../authz/always-allow.js';
+
+const alwaysAllow = newAlwaysAllowAuthorizer();
 import { writeObject } from '../output.js';
 import { negotiateWithoutTable, partialObjectMetadata } from '../table.js';
 import { badRequest, invalid, type FieldErrorLike } from '../status.js';
@@ -121,8 +124,8 @@ async function accessReview(s: RequestScope, review: SubjectAccessReview & KubeO
         name: res.name ?? '',
       }
     : { user, verb: spec?.nonResourceAttributes?.verb ?? '', resourceRequest: false, path: spec?.nonResourceAttributes?.path ?? '' };
-  const authorizer = s.server.auth.authorizer;
-  if (!authorizer) return { allowed: true };
+  // Without RBAC the server is AlwaysAllow, which (as kcm's serving layer) keeps anonymous callers to the public paths.
+  const authorizer = s.server.auth.authorizer ?? alwaysAllow;
   try {
     const d = await authorizer.authorize(attrs);
     return { allowed: d.allowed, ...(d.reason ? { reason: d.reason } : {}) };

@@ -7,12 +7,20 @@
  * A request that presents no credential at all is anonymous
  * (`system:anonymous`, group `system:unauthenticated`); one that presents a
  * bad credential is rejected, whatever its path.
+ *
+ * Client certificates are verified here, not by the TLS layer (which asks
+ * for one and accepts whatever comes, as Go's tls.RequestClientCert): a
+ * certificate that does not chain to the client CA (a look-alike issuer of
+ * the same name, an expired or server-only certificate) is a rejected
+ * credential, answered 401 with a log line, as kube-apiserver does.
  */
 import { createHash, timingSafeEqual, X509Certificate } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { certIdentity } from '../../util/cert/cert.js';
+import { certificateIdentifier, parseCertificateBundle, verifyClientCertificate } from '../../util/cert/verify.js';
 import type { UserInfo } from '../request-info.js';
+import { publicInfoPaths } from '../authz/always-allow.js';
 
 /** Maps a bearer token to a user; undefined when the token is not one it knows. May be async (JWT checks, TokenReview). */
 export type TokenAuthenticator = (token: string) => UserInfo | undefined | Promise<UserInfo | undefined>;
@@ -51,25 +59,29 @@ export function newStaticTokenAuthenticator(tokens: ReadonlyMap<string, UserInfo
 }
 
 export interface RequestAuthenticatorOptions {
-  /** Verify client certificates against this CA (the TLS server must request certificates and trust it). */
+  /** Verify client certificates against this CA bundle (the TLS server must request certificates and must not reject them). */
   clientCA?: string;
   tokenAuthenticators?: TokenAuthenticator[];
 }
 
 export function newRequestAuthenticator(opts: RequestAuthenticatorOptions): RequestAuthenticator {
   const tokenAuthenticators = [...(opts.tokenAuthenticators ?? [])];
-  const clientCA = opts.clientCA ? new X509Certificate(opts.clientCA) : undefined;
+  const clientCA = opts.clientCA ? parseCertificateBundle(opts.clientCA) : [];
 
   const fromCertificate = (req: IncomingMessage): AuthResult | undefined => {
     const socket = req.socket as TLSSocket;
-    if (!clientCA || typeof socket.getPeerX509Certificate !== 'function') return undefined;
-    const peer = socket.getPeerX509Certificate();
-    if (!peer) return undefined;
-    // The TLS layer verified the chain against the CA when `authorized`; check the issuer too so
-    // a server configured with extra trust roots does not accept their certificates as users.
-    if (!socket.authorized || !peer.checkIssued(clientCA) || !peer.verify(clientCA.publicKey)) {
-      return { kind: 'rejected', why: `client certificate not trusted: ${String(socket.authorizationError ?? 'wrong issuer')}` };
+    if (clientCA.length === 0 || typeof socket.getPeerCertificate !== 'function') return undefined;
+    const first = socket.getPeerCertificate(true);
+    if (!first?.raw) return undefined;
+    const chain: X509Certificate[] = [];
+    const seen = new Set<string>();
+    for (let c: typeof first | undefined = first; c?.raw && !seen.has(c.fingerprint256); c = c.issuerCertificate) {
+      seen.add(c.fingerprint256);
+      chain.push(new X509Certificate(c.raw));
     }
+    const peer = chain[0]!;
+    const verified = verifyClientCertificate(peer, { roots: clientCA, intermediates: chain.slice(1), nowMs: Date.now() });
+    if (!verified.ok) return { kind: 'rejected', why: `verifying certificate ${certificateIdentifier(peer)} failed: ${verified.reason}` };
     const id = certIdentity(peer);
     if (!id.user) return { kind: 'rejected', why: 'client certificate has no common name' };
     return { kind: 'user', user: withAuthenticated({ username: id.user, groups: id.groups }), method: 'x509' };
@@ -111,5 +123,5 @@ export function newRequestAuthenticator(opts: RequestAuthenticatorOptions): Requ
  */
 export function isPublicInfoPath(method: string | undefined, pathname: string): boolean {
   if (method !== 'GET' && method !== 'HEAD') return false;
-  return pathname === '/healthz' || pathname === '/livez' || pathname === '/readyz' || pathname === '/version' || pathname === '/version/';
+  return publicInfoPaths.includes(pathname);
 }

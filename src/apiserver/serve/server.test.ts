@@ -4,9 +4,11 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ServerResponse } from 'node:http';
+import { connect } from 'node:tls';
 import { Agent, request } from 'undici';
 import { parse } from 'yaml';
 import { newCA, newSignedCert } from '../../util/cert/cert.js';
+import { setLogOutput, setVerbosity } from '../../util/log/logger.js';
 import type { UserInfo } from '../request-info.js';
 import { startApiServer, type ApiHandler, type ApiHandlerDeps, type RunningApiServer } from './server.js';
 
@@ -24,15 +26,27 @@ function recordingHandler(): Recording & { factory: (d: ApiHandlerDeps) => ApiHa
   rec.handler = {
     handle(req, res, user) {
       rec.users.push(user);
-      if (req.url === '/hang') {
+      if (req.url === '/slow') {
+        // Never answers (the request timeout does).
+        hanging.add(res);
+        return;
+      }
+      if (req.url === '/hang' || req.url?.includes('watch=1')) {
         res.writeHead(200, { 'Content-Type': 'application/json' });
         res.write('{"type":"ADDED"}\n');
         hanging.add(res);
         return;
       }
       const body = JSON.stringify({ user: user.username, groups: user.groups });
-      res.writeHead(200, { 'Content-Type': 'application/json' });
-      res.end(body);
+      const answer = () => {
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        res.end(body);
+      };
+      // Like the API handlers, a request with a body is answered once the body is read.
+      if (req.method === 'POST') {
+        req.on('error', () => undefined);
+        req.resume().on('end', answer);
+      } else answer();
     },
     async close() {
       rec.closed = true;
@@ -51,6 +65,19 @@ function tempDir(): string {
 after(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
+
+/** Writes `raw` on a fresh TLS connection and resolves with everything the server sent until it closed (bounded). */
+function rawExchange(s: RunningApiServer, raw: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const sock = connect({ host: '127.0.0.1', port: s.port, ca: s.caPem, servername: 'localhost' }, () => sock.write(raw));
+    let got = '';
+    sock.setEncoding('utf8');
+    sock.on('data', (d: string) => (got += d));
+    sock.on('error', (e) => (got ? resolve(got) : reject(e)));
+    sock.on('close', () => resolve(got));
+    sock.setTimeout(20_000, () => sock.destroy(new Error(`no reply; got ${JSON.stringify(got.slice(0, 200))}`)));
+  });
+}
 
 async function get(s: RunningApiServer, path: string, opts: { token?: string; cert?: { certPem: string; keyPem: string } } = {}) {
   const dispatcher = new Agent({ connect: { ca: s.caPem, ...(opts.cert ? { cert: opts.cert.certPem, key: opts.cert.keyPem } : {}) } });
@@ -225,6 +252,83 @@ describe('startApiServer', () => {
     const s = await startApiServer({ dataDir: tempDir(), securePort: 0, storage: 'memory', handler: recordingHandler().factory });
     try {
       await assert.rejects(startApiServer({ dataDir: tempDir(), securePort: s.port, storage: 'memory', handler: recordingHandler().factory }), /EADDRINUSE/);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('answers a look-alike client certificate (another CA of the same name) with 401 after a complete handshake, and logs it', async () => {
+    const lines: string[] = [];
+    const restore = setLogOutput((l) => lines.push(l));
+    setVerbosity(2);
+    const s = await startApiServer({ dataDir: tempDir(), securePort: 0, storage: 'memory', handler: recordingHandler().factory });
+    try {
+      const lookAlike = newSignedCert(newCA('kcm-ca'), { commonName: 'mallory', organizations: ['system:masters'], usage: 'client' });
+      const r = await get(s, '/api', { cert: lookAlike });
+      assert.equal(r.status, 401);
+      assert.deepEqual(r.body, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'Unauthorized', reason: 'Unauthorized', code: 401 });
+      assert.ok(
+        lines.some((l) => l.includes('Unable to authenticate the request due to an error') && l.includes('certificate signed by unknown authority') && l.includes('candidate authority certificate \\"kcm-ca\\"')),
+        lines.join('\n'),
+      );
+    } finally {
+      setVerbosity(0);
+      setLogOutput(restore);
+      await s.close();
+    }
+  });
+
+  it("takes headers up to 1 MiB, and answers larger ones with Go's 431 reply instead of resetting the connection", async () => {
+    const s = await startApiServer({ dataDir: tempDir(), securePort: 0, storage: 'memory', handler: recordingHandler().factory });
+    try {
+      const ok = await rawExchange(s, `GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Big: ${'a'.repeat(200_000)}\r\n\r\n`);
+      assert.match(ok, /^HTTP\/1\.1 200 OK\r\n/);
+      const big = await rawExchange(s, `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(8 * 1024 * 1024)}\r\n\r\n`);
+      assert.equal(big, 'HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n431 Request Header Fields Too Large');
+      const bad = await rawExchange(s, 'GET /healthz HTTP/1.1\r\nHost x\r\n\r\n');
+      assert.equal(bad, 'HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n400 Bad Request');
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('answers 504 with the Timeout Status after --request-timeout, also to a request whose body never finishes, and spares watches', async () => {
+    const h = recordingHandler();
+    const s = await startApiServer({ dataDir: tempDir(), securePort: 0, storage: 'memory', handler: h.factory, requestTimeoutMs: 300, shutdownTimeoutMs: 500 });
+    const auth = `Authorization: Bearer ${s.adminToken}\r\n`;
+    try {
+      // A watch opened first: had it been timed, it would be cut before the slow requests below are.
+      const dispatcher = new Agent({ connect: { ca: s.caPem } });
+      const watch = await request(`${s.url}/api/v1/pods?watch=1`, { dispatcher, headers: { authorization: `Bearer ${s.adminToken}` } });
+      assert.equal(watch.statusCode, 200);
+      const watchBody = watch.body.text();
+      // kube-apiserver 1.20 with --request-timeout=300ms, less its Date and priority-and-fairness headers.
+      const upstream = 'HTTP/1.1 504 Gateway Timeout\r\nCache-Control: no-cache, private\r\nContent-Length: 137\r\nContent-Type: text/plain; charset=utf-8\r\n';
+      const body = '{"metadata":{},"status":"Failure","message":"Timeout: request did not complete within 300ms","reason":"Timeout","details":{},"code":504}\n';
+      const slowHandler = await rawExchange(s, `GET /slow HTTP/1.1\r\nHost: x\r\n${auth}Connection: close\r\n\r\n`);
+      assert.ok(slowHandler.startsWith(upstream), slowHandler);
+      assert.ok(slowHandler.endsWith(`\r\n\r\n${body}`), slowHandler);
+      const slowBody = await rawExchange(s, `POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a":`);
+      assert.match(slowBody, /^HTTP\/1\.1 504 Gateway Timeout\r\n/);
+      assert.match(slowBody, /\r\nConnection: close\r\n/);
+      assert.ok(slowBody.endsWith(body), slowBody);
+      // The watch outlived both timeouts and ends only with the server.
+      await s.close();
+      assert.equal(await watchBody, '{"type":"ADDED"}\n');
+      await dispatcher.close();
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('lets RBAC decide about anonymous callers under --authorization-mode=RBAC, as kube-apiserver', async () => {
+    const h = recordingHandler();
+    const s = await startApiServer({ dataDir: tempDir(), securePort: 0, storage: 'memory', handler: h.factory, authorizationMode: 'RBAC' });
+    try {
+      const r = await get(s, '/api/v1/namespaces');
+      assert.equal(r.status, 200);
+      assert.deepEqual(r.body, { user: 'system:anonymous', groups: ['system:unauthenticated'] });
+      assert.equal((await get(s, '/api', { token: 'wrong' })).status, 401);
     } finally {
       await s.close();
     }

@@ -6,6 +6,13 @@
  * `startApiServer` resolves once the server listens and the kubeconfig is
  * written; `close()` stops accepting connections, ends watches, lets requests
  * in flight finish (bounded), closes the handler and flushes storage.
+ *
+ * Protocol edges as kube-apiserver's Go server: headers up to 1 MiB, a
+ * larger one answered `431 Request Header Fields Too Large` (Go's text reply,
+ * then a graceful close, util/net/http-edges.ts); client certificates
+ * requested but verified by the authenticator (an untrusted one is a 401,
+ * logged at -v=2); `--request-timeout` for requests that are not
+ * long-running (request-timeout.ts).
  */
 import { securePrivateDataDir, usePrivateUmask } from './data-dir.js';
 import { createServer, type Server } from 'node:https';
@@ -16,6 +23,7 @@ import { join, resolve } from 'node:path';
 import { newStatus } from '../../client/errors.js';
 import { realClock, type Clock } from '../../util/clock/clock.js';
 import { newLogger, type Logger } from '../../util/log/logger.js';
+import { answerClientErrors, MAX_HEADER_BYTES } from '../../util/net/http-edges.js';
 import type { UserInfo } from '../request-info.js';
 import { createApiHandler } from '../handler.js';
 import { newCachedStorage, newMemoryStorage, openSqliteStorage, startCompactor, type Compactor, type Storage } from '../storage/index.js';
@@ -26,6 +34,7 @@ import { writeStatus } from '../output.js';
 import { writeKubeconfig } from './kubeconfig.js';
 import { ensurePki } from './pki.js';
 import { firstServiceIP } from './service-ip.js';
+import { armRequestTimeout } from './request-timeout.js';
 
 /** What the serving layer needs from the request handler. */
 export interface ApiHandler {
@@ -46,6 +55,8 @@ export interface ApiHandlerDeps {
   authorizationMode?: 'AlwaysAllow' | 'RBAC';
   /** TokenReview and TokenRequest support from the serving layer's authenticators and service-account keys. */
   auth?: Omit<ServerAuth, 'authorizer'>;
+  /** The CA bundle client certificates are verified against (published in kube-system/extension-apiserver-authentication). */
+  clientCA?: string;
 }
 
 export type ApiHandlerFactory = (deps: ApiHandlerDeps) => ApiHandler | Promise<ApiHandler>;
@@ -75,6 +86,8 @@ export interface ApiServerOptions {
   compactionIntervalMs?: number;
   /** How long close() waits for requests in flight before cutting connections. Default 5 s. */
   shutdownTimeoutMs?: number;
+  /** --request-timeout: requests that are not long-running get 504 after this long. Default 60 s; 0 disables it. */
+  requestTimeoutMs?: number;
 }
 
 export interface RunningApiServer {
@@ -125,7 +138,15 @@ async function openStorage(kind: 'sqlite' | 'memory', dataDir: string, clock: Cl
 
 /** The built-in Kubernetes API, with the `kubernetes` Service pointing at this server. */
 async function defaultHandlerFactory(deps: ApiHandlerDeps): Promise<ApiHandler> {
-  const h = await createApiHandler({ storage: deps.storage, clock: deps.clock, logger: deps.logger, serviceClusterIPRange: deps.serviceClusterIPRange, authorizationMode: deps.authorizationMode, ...(deps.auth ? { auth: deps.auth } : {}) });
+  const h = await createApiHandler({
+    storage: deps.storage,
+    clock: deps.clock,
+    logger: deps.logger,
+    serviceClusterIPRange: deps.serviceClusterIPRange,
+    authorizationMode: deps.authorizationMode,
+    ...(deps.auth ? { auth: deps.auth } : {}),
+    ...(deps.clientCA ? { clientCA: deps.clientCA } : {}),
+  });
   try {
     await h.setServingEndpoint(deps.endpoint.address, deps.endpoint.port);
   } catch (err) {
@@ -183,6 +204,11 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
   const inFlight = new Set<ServerResponse>();
   let closing: Promise<void> | undefined;
 
+  const requestTimeoutMs = opts.requestTimeoutMs ?? 60_000;
+  // Under RBAC anonymous requests are authorized like any other (system:public-info-viewer lets them read the health and
+  // version paths; the rest is 403), as kube-apiserver's --anonymous-auth. Under AlwaysAllow kube-apiserver turns anonymous
+  // authentication off (401 everywhere); kcm still lets anonymous callers read the health and version paths.
+  const anonymousAuthorized = opts.authorizationMode === 'RBAC';
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     const started = clock.now();
     inFlight.add(res);
@@ -190,14 +216,15 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
       inFlight.delete(res);
       if (log.enabled(3)) log.v(3).info({ verb: req.method, uri: req.url, code: res.statusCode, latencyMs: clock.since(started) }, 'HTTP');
     });
+    armRequestTimeout(req, res, requestTimeoutMs, clock, log);
     authn.authenticate(req).then(
       async (auth) => {
         if (closing) {
           res.setHeader('Connection', 'close');
         }
         const pathname = (req.url ?? '/').split('?', 1)[0]!;
-        if (auth.kind === 'rejected' || (auth.kind === 'anonymous' && !isPublicInfoPath(req.method, pathname))) {
-          if (auth.kind === 'rejected') log.v(4).info({ uri: req.url, why: auth.why }, 'authentication failed');
+        if (auth.kind === 'rejected' || (auth.kind === 'anonymous' && !anonymousAuthorized && !isPublicInfoPath(req.method, pathname))) {
+          if (auth.kind === 'rejected') log.v(2).info({ uri: req.url, remote: req.socket.remoteAddress, error: auth.why }, 'Unable to authenticate the request due to an error');
           unauthorized(res);
           return;
         }
@@ -217,13 +244,16 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
         ca: pki.ca.certPem,
         requestCert: true,
         rejectUnauthorized: false,
-        // Watches are long requests: no overall request deadline (kube-apiserver bounds them itself).
+        // Client certificates are verified by the authenticator (401 with a log line), never refused at the handshake.
+        // Watches are long requests: no overall deadline here; --request-timeout bounds the others (request-timeout.ts).
         requestTimeout: 0,
         headersTimeout: 60_000,
         keepAliveTimeout: 90_000,
+        maxHeaderSize: MAX_HEADER_BYTES,
       },
       onRequest,
     );
+    answerClientErrors(server, log);
     server.on('tlsClientError', (err) => log.v(4).info({ error: err.message }, 'TLS handshake failed'));
     const srv = server;
     await new Promise<void>((resolveListen, rejectListen) => {
@@ -238,7 +268,16 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
     const host = clientHost(bindAddress);
     const url = `https://${host}:${port}`;
     const endpointAddress = bindIPs[0] ?? '127.0.0.1';
-    handler = await (opts.handler ?? defaultHandlerFactory)({ storage, clock, logger: log, serviceClusterIPRange, endpoint: { address: endpointAddress, port }, auth, ...(opts.authorizationMode ? { authorizationMode: opts.authorizationMode } : {}) });
+    handler = await (opts.handler ?? defaultHandlerFactory)({
+      storage,
+      clock,
+      logger: log,
+      serviceClusterIPRange,
+      endpoint: { address: endpointAddress, port },
+      auth,
+      clientCA: pki.ca.certPem,
+      ...(opts.authorizationMode ? { authorizationMode: opts.authorizationMode } : {}),
+    });
     compactor = startCompactor(storage, { intervalMs: opts.compactionIntervalMs ?? 5 * 60_000 }, clock);
 
     const kubeconfigPath = join(dataDir, 'kubeconfig');
