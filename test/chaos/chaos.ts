@@ -23,6 +23,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { seededRandom } from '../../src/util/random/random.js';
 import { startKcm, waitFor, type KcmProcess } from '../e2e/harness.js';
 
 interface Args {
@@ -42,18 +43,6 @@ function parseArgs(argv: string[]): Args {
     else throw new Error(`chaos: unknown argument ${a} (--rounds N, --seed N, --only apiserver|controllers)`);
   }
   return out;
-}
-
-/** mulberry32: a small seeded generator, so a run can be repeated. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -178,7 +167,7 @@ async function controllerRounds(args: Args, random: () => number): Promise<strin
 
 async function main(): Promise<number> {
   const args = parseArgs(process.argv.slice(2));
-  const random = rng(args.seed);
+  const random = seededRandom(args.seed);
   console.log(`chaos: seed ${args.seed}, ${args.rounds} rounds`);
   const lines: string[] = [];
   try {

@@ -7,20 +7,18 @@
 import { stringify as toYaml } from 'yaml';
 import { encodeKubernetesProtobuf } from '../protobuf/envelope.js';
 import { maxNestingDepth } from '../nesting-depth.js';
+import { seededRandom } from '../../util/random/random.js';
 
-/** mulberry32: small, fast and good enough to pick test cases. */
+/** Picks test cases from a seeded mulberry32 stream (util/random). */
 export class Rng {
-  private s: number;
+  private readonly random: () => number;
   constructor(seed: number) {
-    this.s = seed >>> 0;
+    this.random = seededRandom(seed);
   }
   next(): number {
-    this.s = (this.s + 0x6d2b79f5) >>> 0;
-    let t = this.s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    return this.random();
   }
+
   int(n: number): number {
     return Math.floor(this.next() * n);
   }
