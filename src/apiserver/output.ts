@@ -10,7 +10,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Status } from '../api/types.js';
 import { apiVersionOf } from '../api/types.js';
-import { newStatus } from '../client/errors.js';
+import { newStatus, statusInGoOrder } from '../client/errors.js';
 import { badRequest, StatusError } from './status.js';
 import type { IncludeObject } from './table.js';
 import type { RequestScope } from './context.js';
@@ -134,7 +134,7 @@ export function writeStatus(res: ServerResponse, status: Status): void {
     const bytes = encodeKubernetesProtobuf({ ...status, apiVersion: 'v1', kind: 'Status' });
     if (bytes) return writeProtobuf(res, status.code ?? 500, bytes);
   }
-  writeJson(res, status.code ?? 500, status);
+  writeJson(res, status.code ?? 500, statusInGoOrder(status));
 }
 
 export function writeText(res: ServerResponse, code: number, text: string): void {

@@ -4,7 +4,7 @@
  * router writes `status.code` and the Status JSON.
  */
 import type { Status } from '../api/types.js';
-import { StatusError, newStatus } from '../client/errors.js';
+import { StatusError, newStatus, statusInGoOrder } from '../client/errors.js';
 
 export { StatusError };
 
@@ -134,9 +134,7 @@ export function internalError(err: unknown): StatusError {
 
 /** A success Status (delete of an object that is gone at once). */
 export function successStatus(d?: Status['details']): Status {
-  const s: Status = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success' };
-  if (d) s.details = d;
-  return s;
+  return statusInGoOrder({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', ...(d ? { details: d } : {}) });
 }
 
 /** Turns anything thrown into a StatusError; unknown errors become 500. */

@@ -57,9 +57,34 @@ export function newStatus(
   message: string,
   details?: Status['details'],
 ): Status {
-  const s: Status = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code };
-  if (details) s.details = details;
-  return s;
+  return statusInGoOrder({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, ...(details ? { details } : {}), code });
+}
+
+type Details = NonNullable<Status['details']>;
+type Cause = NonNullable<Details['causes']>[number];
+
+function ordered<T extends object>(obj: T, keys: readonly (keyof T)[]): T {
+  const out = {} as T;
+  for (const k of keys) if (obj[k] !== undefined) out[k] = obj[k];
+  for (const k of Object.keys(obj) as (keyof T)[]) if (!(k in out) && obj[k] !== undefined) out[k] = obj[k];
+  return out;
+}
+
+/**
+ * The Status with its fields in the order Go's encoding/json writes the
+ * metav1.Status struct (kind, apiVersion, metadata, status, message,
+ * reason, details, code; details: name, group, kind, uid, causes,
+ * retryAfterSeconds; causes: reason, message, field), as kube-apiserver's
+ * bodies read.
+ */
+export function statusInGoOrder(s: Status): Status {
+  const out = ordered(s, ['kind', 'apiVersion', 'metadata', 'status', 'message', 'reason', 'details', 'code']);
+  if (s.details) {
+    const d = ordered(s.details, ['name', 'group', 'kind', 'uid', 'causes', 'retryAfterSeconds'] as (keyof Details)[]);
+    if (d.causes) d.causes = d.causes.map((c) => ordered(c, ['reason', 'message', 'field'] as (keyof Cause)[]));
+    out.details = d;
+  }
+  return out;
 }
 
 function reasonOf(err: unknown): string | undefined {
