@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeClock, rfc3339, rfc3339Micro, parseTime } from './clock.js';
+import { FakeClock, realClock, rfc3339, rfc3339Micro, parseTime } from './clock.js';
 
 describe('FakeClock', () => {
   it('fires timers in deadline order as time advances', async () => {
@@ -57,5 +57,25 @@ describe('time formats', () => {
     assert.equal(rfc3339Micro(t), '2024-01-02T03:04:05.678000Z');
     assert.equal(parseTime('2024-01-02T03:04:05Z'), Date.UTC(2024, 0, 2, 3, 4, 5));
     assert.equal(parseTime('garbage'), undefined);
+  });
+});
+
+describe('realClock timers', () => {
+  it('waits delays longer than a Node timer can hold (24.8 days) in steps, neither early nor never', (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 0 });
+    let fired = 0;
+    const month = 31 * 24 * 3600 * 1000;
+    realClock.setTimer(() => fired++, month);
+    t.mock.timers.tick(2 ** 31 - 1);
+    assert.equal(fired, 0);
+    t.mock.timers.tick(month - (2 ** 31 - 1) - 1);
+    assert.equal(fired, 0);
+    t.mock.timers.tick(1);
+    assert.equal(fired, 1);
+    const stopped = realClock.setTimer(() => fired++, month);
+    t.mock.timers.tick(2 ** 31);
+    assert.equal(stopped.stop(), true);
+    t.mock.timers.tick(month);
+    assert.equal(fired, 1);
   });
 });

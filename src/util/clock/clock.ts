@@ -43,6 +43,9 @@ export function sleepOn(clock: Pick<Clock, 'setTimer'>, ms: number, signal?: Abo
   });
 }
 
+/** The longest delay one setTimeout can hold. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 class RealClock implements Clock {
   now(): number {
     return Date.now();
@@ -53,10 +56,18 @@ class RealClock implements Clock {
   setTimer(fn: () => void, ms: number): Timer {
     let fired = false;
     let stopped = false;
-    const handle = setTimeout(() => {
-      fired = true;
-      fn();
-    }, Math.max(0, ms));
+    // Node's timers hold at most 2^31-1 ms (24.8 days) and fire at once beyond: wait longer delays in steps.
+    const due = Date.now() + Math.max(0, ms);
+    let handle: NodeJS.Timeout;
+    const arm = (delay: number) => {
+      handle = setTimeout(() => {
+        const left = due - Date.now();
+        if (left > 0 && delay === MAX_TIMER_MS) return arm(Math.min(left, MAX_TIMER_MS));
+        fired = true;
+        fn();
+      }, delay);
+    };
+    arm(Math.min(Math.max(0, ms), MAX_TIMER_MS));
     return {
       stop() {
         if (fired || stopped) return false;
