@@ -107,7 +107,34 @@ export {
 export { mergeFrom, createMergePatch, type Patch, type RawPatch, type MergeFromPatch } from '../runtime/patch.js';
 export { DEFAULT_SYNC_PERIOD_MS, type RuntimeCache, type ObjectKey, type CacheListOptions, type KindCacheOptions, type HandlerRegistration } from '../runtime/cache.js';
 export { TerminalError, isTerminalError, UncachedKindError, LeaderElectionLostError } from '../runtime/errors.js';
-export { StatusError, isNotFound, isAlreadyExists, isConflict, isInvalid } from '../client/errors.js';
+export { newWebhookServer, type WebhookServer, type WebhookServerOptions } from '../runtime/webhook/server.js';
+export {
+  defaultingWebhook,
+  validatingWebhook,
+  denied,
+  errored,
+  type AdmissionHandler,
+  type AdmissionContext,
+  type Validator,
+  type Defaulter,
+  type Warnings,
+} from '../runtime/webhook/admission.js';
+export { conversionWebhook, type Converter, type ConversionHandler } from '../runtime/webhook/conversion.js';
+export { webhookConfigurations, type WebhookSpec, type WebhookTarget, type WebhookConfigurationsOptions } from '../runtime/webhook/configurations.js';
+export { createJsonPatch, type JsonPatchOperation } from '../runtime/webhook/json-patch-diff.js';
+export type {
+  AdmissionReview,
+  AdmissionRequest,
+  AdmissionResponse,
+  AdmissionUserInfo,
+  ConversionReview,
+  ConversionRequest,
+  ConversionResponse,
+  Operation,
+  GroupVersionKindRef,
+  GroupVersionResourceRef,
+} from '../runtime/webhook/review-types.js';
+export { StatusError, newStatus, isNotFound, isAlreadyExists, isConflict, isInvalid } from '../client/errors.js';
 export type { EventRecorder, EventType } from '../tools/record/interfaces.js';
 export { newLogger, setVerbosity, setLogFormat, setLogOutput, type Logger, type LogFields, type LogFormat } from '../util/log/logger.js';
 export type { RestConfig } from '../client/rest-config.js';
