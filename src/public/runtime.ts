@@ -130,7 +130,7 @@ export type {
   ConversionReview,
   ConversionRequest,
   ConversionResponse,
-  Operation,
+  Operation as AdmissionOperation,
   GroupVersionKindRef,
   GroupVersionResourceRef,
 } from '../runtime/webhook/review-types.js';
