@@ -30,6 +30,36 @@ const DERIVED = [
   },
 ];
 
+// admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy and its Binding (GA in 1.30): cluster-scoped,
+// every verb, like ValidatingWebhookConfiguration; the policy's /status like a VolumeAttachment's.
+const ADMISSION = '/apis/admissionregistration.k8s.io/v1';
+for (const [plural, kind] of [
+  ['validatingadmissionpolicies', 'ValidatingAdmissionPolicy'],
+  ['validatingadmissionpolicybindings', 'ValidatingAdmissionPolicyBinding'],
+]) {
+  const replace = [['ValidatingWebhookConfiguration', kind], ['validatingwebhookconfigurations', plural]];
+  for (const [to, from] of [
+    [`${ADMISSION}/${plural}`, `${ADMISSION}/validatingwebhookconfigurations`],
+    [`${ADMISSION}/${plural}/{name}`, `${ADMISSION}/validatingwebhookconfigurations/{name}`],
+    [`${ADMISSION}/watch/${plural}`, `${ADMISSION}/watch/validatingwebhookconfigurations`],
+    [`${ADMISSION}/watch/${plural}/{name}`, `${ADMISSION}/watch/validatingwebhookconfigurations/{name}`],
+  ]) {
+    DERIVED.push({ path: to, from, replace });
+  }
+}
+DERIVED.push({
+  path: `${ADMISSION}/validatingadmissionpolicies/{name}/status`,
+  from: '/apis/storage.k8s.io/v1/volumeattachments/{name}/status',
+  replace: [
+    ['io.k8s.api.storage.v1.VolumeAttachment', 'io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicy'],
+    ['VolumeAttachment', 'ValidatingAdmissionPolicy'],
+    ['volumeattachments', 'validatingadmissionpolicies'],
+    ['storage.k8s.io', 'admissionregistration.k8s.io'],
+    ['StorageV1', 'AdmissionregistrationV1'],
+    ['storage_v1', 'admissionregistration_v1'],
+  ],
+});
+
 export function addMissingPaths(doc) {
   const added = [];
   for (const d of DERIVED) {

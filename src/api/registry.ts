@@ -196,6 +196,14 @@ const table: Record<string, Record<string, Record<string, Def>>> = {
       volumeattachments: { kind: 'VolumeAttachment', namespaced: false, sub: { status } },
     },
   },
+  'admissionregistration.k8s.io': {
+    v1: {
+      mutatingwebhookconfigurations: { kind: 'MutatingWebhookConfiguration', namespaced: false, categories: ['api-extensions'] },
+      validatingadmissionpolicies: { kind: 'ValidatingAdmissionPolicy', namespaced: false, categories: ['api-extensions'], sub: { status } },
+      validatingadmissionpolicybindings: { kind: 'ValidatingAdmissionPolicyBinding', namespaced: false, categories: ['api-extensions'] },
+      validatingwebhookconfigurations: { kind: 'ValidatingWebhookConfiguration', namespaced: false, categories: ['api-extensions'] },
+    },
+  },
   'apiextensions.k8s.io': {
     v1: {
       customresourcedefinitions: {

@@ -12,6 +12,7 @@ import type { Rendering } from './output.js';
 import type { UserInfo, Verb } from './request-info.js';
 import type { ServiceAllocators } from './ipalloc.js';
 import type { Authorizer } from './authz/rbac.js';
+import type { WebhookClient } from './admission/webhook/webhook-client.js';
 
 export interface ServerContext {
   storage: Storage;
@@ -29,6 +30,8 @@ export interface ServerContext {
   bookmarkIntervalMs: number;
   /** What the authentication and authorization APIs use (reviews, TokenRequest). */
   auth: ServerAuth;
+  /** Calls admission and CRD conversion webhooks. */
+  webhookClient?: WebhookClient;
 }
 
 /** The outcome of authenticating one bearer token for a TokenReview. */

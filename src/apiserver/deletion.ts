@@ -9,6 +9,7 @@ import { rfc3339, parseTime } from '../util/clock/clock.js';
 import { StorageError } from './storage/storage.js';
 import type { ServedResource } from './resources.js';
 import type { UserInfo } from './request-info.js';
+import type { AdmissionRequestInfo } from './admission/admission.js';
 import { meta, present, type Store } from './store.js';
 import { badRequest, conflict, notFound, successStatus } from './status.js';
 import { parseInt64 } from './parse-int.js';
@@ -29,6 +30,8 @@ export interface DeleteRequest {
   preconditions?: { uid?: string; resourceVersion?: string };
   dryRun: boolean;
   user: UserInfo;
+  /** The request's options and warning sink, for admission webhooks. */
+  admission?: AdmissionRequestInfo;
 }
 
 export interface DeleteResult {
@@ -130,7 +133,7 @@ export async function deleteObject(store: Store, r: ServedResource, ns: string, 
     const old = present(r, cur.object);
     checkPreconditions(r, old, req.preconditions);
     await store.deps.admission.validate({
-      operation: 'DELETE', resource: r, subresource: '', namespace: ns, name, object: undefined, oldObject: old, user: req.user, dryRun: req.dryRun,
+      operation: 'DELETE', resource: r, subresource: '', namespace: ns, name, object: undefined, oldObject: old, user: req.user, dryRun: req.dryRun, request: req.admission,
     });
     const obj = structuredClone(old);
     const m = meta(obj);

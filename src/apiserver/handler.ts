@@ -26,7 +26,7 @@ import { newApiMetrics, type ApiMetrics } from './metrics.js';
 import { newServiceAllocators, nthIp, type ServiceAllocators } from './ipalloc.js';
 import type { ServerAuth, ServerContext } from './context.js';
 import type { UserInfo } from './request-info.js';
-import { route, type HealthCheck } from './router.js';
+import { openApiOf, route, type HealthCheck } from './router.js';
 import { installCustomResources } from './crd/install.js';
 import { newAdmissionChain, type AdmissionPlugin, type ObjectLister, type ObjectReader } from './admission/admission.js';
 import { newLimitRanger } from './admission/limit-ranger.js';
@@ -37,6 +37,7 @@ import { newDefaultTolerationSeconds } from './admission/default-toleration-seco
 import { newPriorityAdmission, systemPriorityClasses } from './admission/priority.js';
 import { newTaintNodesByCondition } from './admission/taint-nodes-by-condition.js';
 import { newStorageObjectInUseProtection } from './admission/storage-object-in-use-protection.js';
+import { startWebhookAdmission } from './admission/webhook/webhook-admission.js';
 import { systemNamespaces } from './namespaces.js';
 import {
   bootstrapClusterRoleBindings,
@@ -114,7 +115,10 @@ export async function createApiHandler(opts: ApiHandlerOptions): Promise<ApiHand
     },
   };
   const pcR = resources.storageResource('scheduling.k8s.io', 'priorityclasses')!;
-  // Upstream's order: NamespaceLifecycle, LimitRanger, ServiceAccount, ..., ResourceQuota last.
+  // The webhooks read `server` (its OpenAPI document) only when called, after it exists.
+  const late: { server?: ServerContext } = {};
+  const webhooks = await startWebhookAdmission({ storage, resources, reader, lister, logger, clock, swagger: () => openApiOf(late.server!).swagger() });
+  // Upstream's order: NamespaceLifecycle, LimitRanger, ServiceAccount, ..., the webhooks, ResourceQuota last.
   const defaults: AdmissionPlugin[] = [
     newNamespaceLifecycle(reader),
     newLimitRanger(lister),
@@ -123,6 +127,8 @@ export async function createApiHandler(opts: ApiHandlerOptions): Promise<ApiHand
     newPriorityAdmission(reader, { list: async () => (await storage.list(storagePrefix(pcR, ''))).items.map((x) => x.object as never) }),
     newTaintNodesByCondition(),
     newStorageObjectInUseProtection(),
+    webhooks.mutating,
+    webhooks.validating,
     newResourceQuotaAdmission(lister, { clock }),
   ];
   const admission = newAdmissionChain(opts.admission ? opts.admission(defaults, reader) : defaults);
@@ -139,7 +145,9 @@ export async function createApiHandler(opts: ApiHandlerOptions): Promise<ApiHand
     minRequestTimeoutSeconds: opts.minRequestTimeoutSeconds ?? 1800,
     bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000,
     auth: { ...(opts.auth ?? {}) },
+    webhookClient: webhooks.client,
   };
+  late.server = server;
   const checks: HealthCheck[] = [
     { name: 'log', check: () => true },
     { name: 'etcd', check: () => storage.currentRevision() >= 0 },
@@ -265,6 +273,7 @@ export async function createApiHandler(opts: ApiHandlerOptions): Promise<ApiHand
       stopTracking();
       crds.stop();
       for (const w of [...server.watches]) w.stop();
+      await webhooks.close();
     },
     metrics,
     resources,

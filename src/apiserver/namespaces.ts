@@ -28,7 +28,7 @@ export async function deleteNamespace(server: ServerContext, r: ServedResource, 
   if (!cur) throw notFound(r, name);
   const old = present(r, cur.object) as Namespace & KubeObject;
   checkPreconditions(r, old, req.preconditions);
-  await server.store.deps.admission.validate({ operation: 'DELETE', resource: r, subresource: '', namespace: '', name, object: undefined, oldObject: old, user: req.user, dryRun: req.dryRun });
+  await server.store.deps.admission.validate({ operation: 'DELETE', resource: r, subresource: '', namespace: '', name, object: undefined, oldObject: old, user: req.user, dryRun: req.dryRun, request: req.admission });
   if (!old.metadata?.deletionTimestamp) {
     const ns = structuredClone(old);
     const m = meta(ns);

@@ -55,6 +55,15 @@ export interface ServedResource {
   /** Stored under another group/resource (events.k8s.io Events are core Events). */
   storedAs?: { group: string; resource: string };
   /**
+   * Custom resources: converts objects (each in any version of this
+   * resource, as its apiVersion says) to `version`, as the CRD's conversion
+   * strategy does (None: apiVersion only; Webhook: one ConversionReview for
+   * all that need it), served there (pruned and defaulted with that
+   * version's schema). Objects already at `version` are not sent. Rejects
+   * with a StatusError upstream's texts (`conversion webhook for ... failed: ...`).
+   */
+  convert?(objs: KubeObject[], version: string): Promise<KubeObject[]>;
+  /**
    * Custom resources: the fields of `obj` (outside apiVersion, kind and
    * metadata) their structural schema does not know, as pruning reports
    * them (`spec.foo`, `spec.list[0].bar`), sorted. Field validation and

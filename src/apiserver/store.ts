@@ -14,7 +14,7 @@ import { rfc3339 } from '../util/clock/clock.js';
 import type { Logger } from '../util/log/logger.js';
 import { StorageError, type Storage, type StoredObject } from './storage/storage.js';
 import type { ServedResource, ResourceTable } from './resources.js';
-import type { AdmissionChain, Operation } from './admission/admission.js';
+import type { AdmissionChain, AdmissionRequestInfo, Operation } from './admission/admission.js';
 import type { UserInfo } from './request-info.js';
 import { alreadyExists, conflictModified, invalid, notFound, type FieldErrorLike } from './status.js';
 import { normalizeAsGo } from './go-json.js';
@@ -36,6 +36,8 @@ export interface WriteOptions {
   subresource?: string;
   /** 'none': the update function already produced the final object; skip the strategy's prepare step. */
   prepare?: 'none';
+  /** The request's options and warning sink, for admission webhooks. */
+  admission?: AdmissionRequestInfo;
 }
 
 export interface StoreDeps {
@@ -116,12 +118,12 @@ export class Store {
   }
 
   private async admit(op: Operation, r: ServedResource, ns: string, name: string, obj: KubeObject | undefined, old: KubeObject | undefined, opts: WriteOptions): Promise<void> {
-    const attrs = { operation: op, resource: r, subresource: opts.subresource ?? '', namespace: ns, name, object: obj, oldObject: old, user: opts.user, dryRun: opts.dryRun };
+    const attrs = { operation: op, resource: r, subresource: opts.subresource ?? '', namespace: ns, name, object: obj, oldObject: old, user: opts.user, dryRun: opts.dryRun, request: opts.admission };
     await this.deps.admission.admit(attrs);
   }
 
   private async validateAdmission(op: Operation, r: ServedResource, ns: string, name: string, obj: KubeObject | undefined, old: KubeObject | undefined, opts: WriteOptions): Promise<void> {
-    const attrs = { operation: op, resource: r, subresource: opts.subresource ?? '', namespace: ns, name, object: obj, oldObject: old, user: opts.user, dryRun: opts.dryRun };
+    const attrs = { operation: op, resource: r, subresource: opts.subresource ?? '', namespace: ns, name, object: obj, oldObject: old, user: opts.user, dryRun: opts.dryRun, request: opts.admission };
     await this.deps.admission.validate(attrs);
   }
 

@@ -22,6 +22,31 @@ export interface AdmissionAttributes {
   oldObject: KubeObject | undefined;
   user: UserInfo;
   dryRun: boolean;
+  /** What the request carries beyond the object (options, where warnings go); absent for internal writes. */
+  request?: AdmissionRequestInfo;
+  /** Set by the chain: mutating plugins' state across the reinvocation round. */
+  reinvocation?: ReinvocationContext;
+}
+
+/** The request's side of admission, filled by the handlers. */
+export interface AdmissionRequestInfo {
+  /** The operation's options (meta.k8s.io/v1 CreateOptions, UpdateOptions, PatchOptions or DeleteOptions). */
+  options?: Record<string, unknown>;
+  /** Adds a `Warning` header to the response. */
+  warn?(message: string): void;
+  /** Audit annotations added by admission (`<webhook>/<key>`), first value wins. */
+  annotations?: Record<string, string>;
+}
+
+/**
+ * admission.ReinvocationContext: a mutating plugin that changed the object
+ * sets shouldReinvoke; the chain then runs every mutating plugin once more
+ * with isReinvoke, and plugins keep their own state in `values`.
+ */
+export interface ReinvocationContext {
+  isReinvoke: boolean;
+  shouldReinvoke: boolean;
+  values: Map<string, unknown>;
 }
 
 export interface AdmissionPlugin {
@@ -55,7 +80,13 @@ export function newAdmissionChain(plugins: AdmissionPlugin[]): AdmissionChain {
   return {
     plugins,
     async admit(a) {
+      const ctx = (a.reinvocation ??= { isReinvoke: false, shouldReinvoke: false, values: new Map() });
       for (const p of plugins) if (p.admit) await p.admit(a);
+      // Upstream's reinvoker: one more round of every mutating plugin when a webhook asked for it.
+      if (ctx.shouldReinvoke && !ctx.isReinvoke) {
+        ctx.isReinvoke = true;
+        for (const p of plugins) if (p.admit) await p.admit(a);
+      }
     },
     async validate(a) {
       for (const p of plugins) if (p.validate) await p.validate(a);

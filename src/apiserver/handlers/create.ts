@@ -5,6 +5,7 @@ import { writeRendered } from './get.js';
 import { dryRunOf, readObjectAndText } from './decode.js';
 import { methodNotAllowed } from '../status.js';
 import { checkFields, trackWrite } from './field-manager.js';
+import { admissionInfo, writeOptionsOf } from './admission-info.js';
 
 export async function handleCreate(s: RequestScope): Promise<void> {
   if (!s.r.verbs.includes('create')) throw methodNotAllowed('create', s.r);
@@ -13,6 +14,6 @@ export async function handleCreate(s: RequestScope): Promise<void> {
   const { obj, jsonText } = await readObjectAndText(s);
   checkFields(s, obj, jsonText);
   trackWrite(s, undefined, obj);
-  const created = await s.server.store.create(s.r, s.namespace, obj, { dryRun, user: s.user });
+  const created = await s.server.store.create(s.r, s.namespace, obj, { dryRun, user: s.user, admission: admissionInfo(s, writeOptionsOf(s, 'CreateOptions')) });
   writeRendered(s, 201, created);
 }

@@ -13,6 +13,7 @@ import { deleteObject, parseDeleteOptions, type DeleteRequest } from '../deletio
 import { deleteNamespace } from '../namespaces.js';
 import { methodNotAllowed } from '../status.js';
 import { readList } from './list.js';
+import { admissionInfo, deleteOptionsOf } from './admission-info.js';
 import { isNotFound } from '../../client/errors.js';
 
 function isNamespaces(s: RequestScope): boolean {
@@ -29,7 +30,11 @@ async function readDeleteOptions(s: RequestScope): Promise<unknown> {
 export async function handleDelete(s: RequestScope): Promise<void> {
   if (!s.r.verbs.includes('delete')) throw methodNotAllowed('delete', s.r);
   negotiateResponse(s);
-  const req = parseDeleteOptions(await readDeleteOptions(s), s.query, s.user);
+  const body = await readDeleteOptions(s);
+  const req = parseDeleteOptions(body, s.query, s.user);
+  req.admission = admissionInfo(s, deleteOptionsOf(body, s.query));
+  // Mutating admission sees a DELETE too (without objects), as upstream's delete handler runs it.
+  await s.server.store.deps.admission.admit({ operation: 'DELETE', resource: s.r, subresource: '', namespace: s.r.namespaced ? s.namespace : '', name: s.name, object: undefined, oldObject: undefined, user: s.user, dryRun: req.dryRun, request: req.admission });
   const result = isNamespaces(s) ? await deleteNamespace(s.server, s.r, s.name, req) : await deleteObject(s.server.store, s.r, s.namespace, s.name, req);
   const code = !result.deleted && req.orphanDependents === false ? 202 : 200;
   writeObject(s, code, result.body);
@@ -38,7 +43,10 @@ export async function handleDelete(s: RequestScope): Promise<void> {
 export async function handleDeleteCollection(s: RequestScope): Promise<void> {
   if (!s.r.verbs.includes('deletecollection')) throw methodNotAllowed('deletecollection', s.r);
   negotiateResponse(s);
-  const req: DeleteRequest = parseDeleteOptions(await readDeleteOptions(s), s.query, s.user);
+  const body = await readDeleteOptions(s);
+  const req: DeleteRequest = parseDeleteOptions(body, s.query, s.user);
+  req.admission = admissionInfo(s, deleteOptionsOf(body, s.query));
+  await s.server.store.deps.admission.admit({ operation: 'DELETE', resource: s.r, subresource: '', namespace: s.r.namespaced ? s.namespace : '', name: '', object: undefined, oldObject: undefined, user: s.user, dryRun: req.dryRun, request: req.admission });
   const page = await readList(s, { paginate: false });
   const items = [];
   for (const obj of page.items) {

@@ -20,6 +20,7 @@ import { openApiOf } from '../router.js';
 import { checkFields, trackWrite } from './field-manager.js';
 import { fieldValidationOf, invalidPatchError, patchErrorValue, strictPatchError, validateApplyFields, type FieldValidation } from './field-validation.js';
 import { objectExceedsDepth } from '../nesting-depth.js';
+import { admissionInfo, writeOptionsOf } from './admission-info.js';
 import { decodeNullsAsGo, decodeNullsOf, objectMetaStruct } from '../go-json.js';
 
 export type PatchKind = 'json' | 'merge' | 'strategic' | 'apply';
@@ -136,7 +137,7 @@ export async function handlePatch(s: RequestScope, subresource = ''): Promise<vo
   const force = s.query.get('force') === 'true';
   if (force && kind !== 'apply') throw badRequest('PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for non-apply patch');
   if (kind === 'apply') checkApplyBody(s, body);
-  const opts = { dryRun, user: s.user, subresource: subresource || undefined };
+  const opts = { dryRun, user: s.user, subresource: subresource || undefined, admission: admissionInfo(s, writeOptionsOf(s, 'PatchOptions')) };
   const patchOpts = (): PatchToOptions => ({ fieldManager, force, now: rfc3339(s.server.clock.now()), subresource: subresource || undefined });
   let validated = false;
   try {
@@ -163,7 +164,8 @@ export async function handlePatch(s: RequestScope, subresource = ''): Promise<vo
     const obj = await applyPatchTo(s.r, undefined, kind, body, patchOpts());
     obj.metadata = { ...(obj.metadata ?? {}), name: s.name };
     if (s.r.namespaced) obj.metadata.namespace = s.namespace;
-    const created = await s.server.store.create(s.r, s.namespace, obj, opts);
+    // patchToCreateOptions: the create an apply turns into carries CreateOptions.
+    const created = await s.server.store.create(s.r, s.namespace, obj, { ...opts, admission: admissionInfo(s, { ...writeOptionsOf(s, 'CreateOptions') }) });
     writeRendered(s, 201, created);
   }
 }

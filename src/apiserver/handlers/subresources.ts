@@ -18,6 +18,7 @@ import { writeRendered } from './get.js';
 import { handlePatch } from './patch.js';
 import { handleTokenRequest } from './token-request.js';
 import { trackWrite } from './field-manager.js';
+import { admissionInfo, writeOptionsOf } from './admission-info.js';
 import { decodeTyped } from './field-validation.js';
 import { openApiOf } from '../router.js';
 import { deleteObject, parseDeleteOptions } from '../deletion.js';
@@ -105,7 +106,7 @@ async function scale(s: RequestScope): Promise<void> {
         access.set(cur, replicas);
         trackWrite(s, before, cur, 'scale');
         return cur;
-      }, { dryRun: dryRunOf(s), user: s.user, subresource: 'scale' });
+      }, { dryRun: dryRunOf(s), user: s.user, subresource: 'scale', admission: admissionInfo(s, writeOptionsOf(s, 'UpdateOptions')) });
       return writeObject(s, 200, access.get(out));
     }
     case 'patch': {
@@ -122,7 +123,7 @@ async function scale(s: RequestScope): Promise<void> {
         access.set(cur, replicas);
         trackWrite(s, before, cur, 'scale');
         return cur;
-      }, { dryRun: dryRunOf(s), user: s.user, subresource: 'scale' });
+      }, { dryRun: dryRunOf(s), user: s.user, subresource: 'scale', admission: admissionInfo(s, writeOptionsOf(s, 'PatchOptions')) });
       return writeObject(s, 200, access.get(out));
     }
     default:

@@ -6,6 +6,7 @@ import { dryRunOf, readObjectAndText } from './decode.js';
 import { badRequest, methodNotAllowed } from '../status.js';
 import { present } from '../store.js';
 import { checkFields, trackWrite } from './field-manager.js';
+import { admissionInfo, writeOptionsOf } from './admission-info.js';
 
 export async function handleUpdate(s: RequestScope, subresource = ''): Promise<void> {
   if (!subresource && !s.r.verbs.includes('update')) throw methodNotAllowed('update', s.r);
@@ -22,6 +23,6 @@ export async function handleUpdate(s: RequestScope, subresource = ''): Promise<v
   // between this read and the store's may be attributed to the old state.
   const cur = await s.server.store.getStored(s.r, s.namespace, s.name);
   trackWrite(s, cur ? present(s.r, cur.object) : undefined, obj, subresource);
-  const out = await s.server.store.update(s.r, s.namespace, s.name, obj, { dryRun, user: s.user, subresource: subresource || undefined });
+  const out = await s.server.store.update(s.r, s.namespace, s.name, obj, { dryRun, user: s.user, subresource: subresource || undefined, admission: admissionInfo(s, writeOptionsOf(s, 'UpdateOptions')) });
   writeRendered(s, out.created ? 201 : 200, out.object);
 }

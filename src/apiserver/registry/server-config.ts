@@ -9,6 +9,7 @@
  */
 import type { Strategy } from './strategy.js';
 import { newStrategy, child, dflt, dfltZero, items, objAt } from './generic.js';
+import { validateValidatingAdmissionPolicy, validateValidatingAdmissionPolicyBinding, validateWebhookConfiguration, validateWebhookConfigurationUpdate } from './admissionregistration.js';
 
 type Obj = Record<string, unknown>;
 
@@ -47,7 +48,7 @@ function defaultMatchResources(m: Obj | undefined): void {
 }
 
 function webhookConfiguration(kind: string, resource: string, mutating: boolean): Strategy {
-  return newStrategy({
+  const s = newStrategy({
     group: admissionGroup,
     kind,
     resource,
@@ -58,6 +59,11 @@ function webhookConfiguration(kind: string, resource: string, mutating: boolean)
       for (const w of items(obj, 'webhooks')) defaultWebhook(w, mutating);
     },
   });
+  // Updates validate with what the old object already allowed (not the create rules).
+  const { validate, validateUpdate } = s;
+  s.validate = (obj) => [...validate(obj), ...validateWebhookConfiguration(obj, mutating)];
+  s.validateUpdate = (obj, old) => [...validateUpdate(obj, old), ...validateWebhookConfigurationUpdate(obj, old, mutating)];
+  return s;
 }
 
 function admissionRegistrationStrategies(): Strategy[] {
@@ -76,6 +82,7 @@ function admissionRegistrationStrategies(): Strategy[] {
         dflt(s, 'failurePolicy', 'Fail');
         defaultMatchResources(objAt(s, 'matchConstraints'));
       },
+      validate: validateValidatingAdmissionPolicy,
     }),
     newStrategy({
       group: admissionGroup,
@@ -89,6 +96,7 @@ function admissionRegistrationStrategies(): Strategy[] {
         const paramRef = objAt(s, 'paramRef');
         if (paramRef) dflt(paramRef, 'parameterNotFoundAction', 'Deny');
       },
+      validate: validateValidatingAdmissionPolicyBinding,
     }),
   ];
 }

@@ -51,6 +51,8 @@ const builtin: [string, string, TableColumn[]][] = [
   ['certificates.k8s.io', 'certificatesigningrequests', o.csrColumns],
   ['admissionregistration.k8s.io', 'validatingwebhookconfigurations', o.webhookConfigurationColumns],
   ['admissionregistration.k8s.io', 'mutatingwebhookconfigurations', o.webhookConfigurationColumns],
+  ['admissionregistration.k8s.io', 'validatingadmissionpolicies', o.validatingAdmissionPolicyColumns],
+  ['admissionregistration.k8s.io', 'validatingadmissionpolicybindings', o.validatingAdmissionPolicyBindingColumns],
   ['node.k8s.io', 'runtimeclasses', o.runtimeClassColumns],
   ['flowcontrol.apiserver.k8s.io', 'flowschemas', o.flowSchemaColumns],
   // apiextensions-apiserver has no printer for CRDs: the default table convertor's Name and Created At.

@@ -110,7 +110,41 @@ export const csrColumns = [
   col('Condition', 'string', 'State of the request', csrCondition),
 ];
 
-export const webhookConfigurationColumns = [nameColumn, col('Webhooks', 'integer', 'Webhooks indicates the number of webhooks in the configuration.', (o) => (o.webhooks ?? []).length), ageColumn];
+export const webhookConfigurationColumns = [nameColumn, col('Webhooks', 'integer', 'Webhooks indicates the number of webhooks registered in this configuration', (o) => (o.webhooks ?? []).length), ageColumn];
+
+export const validatingAdmissionPolicyColumns = [
+  nameColumn,
+  col('Validations', 'integer', 'Validations indicates the number of validation rules defined in this configuration', (o) => (o.spec?.validations ?? []).length),
+  col('ParamKind', 'string', 'ParamKind specifies the kind of resources used to parameterize this policy', (o) => (o.spec?.paramKind ? `${o.spec.paramKind.apiVersion ?? ''}/${o.spec.paramKind.kind ?? ''}` : '<unset>')),
+  ageColumn,
+];
+
+/** printValidatingAdmissionPolicyBinding: the param as `ns/name`, `*\/name`, a selector, or <unset>. */
+function paramRefCell(o: Loose): string {
+  const pr = o.spec?.paramRef;
+  if (!pr) return '<unset>';
+  if (pr.name) return pr.namespace ? `${pr.namespace}/${pr.name}` : `*/${pr.name}`;
+  if (pr.selector) return goProtoLabelSelector(pr.selector);
+  return '<unset>';
+}
+
+/** The generated (gogo-protobuf) String() of a metav1.LabelSelector, as the printer shows it. */
+function goProtoLabelSelector(sel: Loose): string {
+  const ml = (sel.matchLabels ?? {}) as Record<string, string>;
+  const labels = Object.keys(ml)
+    .sort()
+    .map((k) => `${k}: ${ml[k]},`)
+    .join('');
+  const exprs = ((sel.matchExpressions ?? []) as Loose[]).map((r) => `LabelSelectorRequirement{Key:${r.key ?? ''},Operator:${r.operator ?? ''},Values:[${(r.values ?? []).join(' ')}],},`).join('');
+  return `&LabelSelector{MatchLabels:map[string]string{${labels}},MatchExpressions:[]LabelSelectorRequirement{${exprs}},}`;
+}
+
+export const validatingAdmissionPolicyBindingColumns = [
+  nameColumn,
+  col('PolicyName', 'string', 'PolicyName indicates the policy definition which the policy binding binded to', (o) => o.spec?.policyName ?? ''),
+  col('ParamRef', 'string', 'ParamRef indicates the param resource which sets the configration param', paramRefCell),
+  ageColumn,
+];
 
 export const runtimeClassColumns = [nameColumn, col('Handler', 'string', 'Name of the handler', (o) => o.handler ?? ''), ageColumn];
 
