@@ -152,7 +152,8 @@ export function verifyAdmissionResponse(version: ReviewVersion, uid: string, mut
     if (r.uid !== undefined && r.uid !== null && typeof r.uid !== 'string') throw typeError('uid', r.uid, 'types.UID');
     if (r.allowed !== undefined && r.allowed !== null && typeof r.allowed !== 'boolean') throw typeError('allowed', r.allowed, 'bool');
     if (r.patchType !== undefined && r.patchType !== null && typeof r.patchType !== 'string') throw typeError('patchType', r.patchType, `${version}.PatchType`);
-    if (r.result !== undefined && r.result !== null && (typeof r.result !== 'object' || Array.isArray(r.result))) throw typeError('result', r.result, 'v1.Status');
+    // Go's AdmissionResponse.Result is `json:"status"`.
+    if (r.status !== undefined && r.status !== null && (typeof r.status !== 'object' || Array.isArray(r.status))) throw typeError('status', r.status, 'v1.Status');
     if (r.warnings !== undefined && r.warnings !== null && (!Array.isArray(r.warnings) || r.warnings.some((w) => typeof w !== 'string'))) throw typeError('warnings', r.warnings, '[]string');
     const aa = r.auditAnnotations;
     if (aa !== undefined && aa !== null && (typeof aa !== 'object' || Array.isArray(aa) || Object.values(aa).some((v) => typeof v !== 'string'))) {
@@ -165,7 +166,7 @@ export function verifyAdmissionResponse(version: ReviewVersion, uid: string, mut
     allowed: r.allowed === true,
     auditAnnotations: { ...((r.auditAnnotations ?? {}) as Record<string, string>) },
     warnings: [...((r.warnings ?? []) as string[])],
-    ...(r.result ? { result: r.result as Status } : {}),
+    ...(r.status ? { result: r.status as Status } : {}),
   };
   if (version === 'v1') {
     const got = String(r.uid ?? '');
