@@ -9,6 +9,7 @@
  * schema as the API server does.
  */
 export { startTestEnv, type TestEnv, type TestEnvOptions } from '../testing/test-env.js';
+export type { TestWebhookOptions, TestWebhooks } from '../testing/webhooks.js';
 export { validateResource, type ValidationResult, type SchemaSource } from '../testing/validate.js';
 export { eventually, type EventuallyOptions } from '../testing/eventually.js';
 export type { Faults, FaultMatch } from '../testing/faults.js';

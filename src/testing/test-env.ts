@@ -37,6 +37,7 @@ import { FakeClock, flushMicrotasks, realClock, type Clock } from '../util/clock
 import { newLogger } from '../util/log/logger.js';
 import { newManager, type Manager, type ManagerOptions } from '../runtime/manager.js';
 import { newFaultInjector, type Faults } from './faults.js';
+import { startTestWebhooks, type StartedTestWebhooks, type TestWebhookOptions, type TestWebhooks } from './webhooks.js';
 
 export interface TestEnvOptions {
   /** CRDs (or resource definitions) to install; startTestEnv returns once each is Established. */
@@ -60,6 +61,13 @@ export interface TestEnvOptions {
   fakeClock?: boolean;
   /** How long to wait for CRDs (default 10 s). */
   crdTimeoutMs?: number;
+  /**
+   * Webhooks served by the test's own process (a kcm/runtime webhook server
+   * on 127.0.0.1 with a generated certificate) and installed in the env's
+   * API server: admission handlers with their specs, conversion handlers
+   * for the env's CRDs, or configurations from manifests pointed at it.
+   */
+  webhooks?: TestWebhookOptions;
 }
 
 export interface TestEnv {
@@ -75,6 +83,8 @@ export interface TestEnv {
   readonly clock: Clock;
   /** Failures to inject into the next requests. */
   readonly faults: Faults;
+  /** The webhook server, when started with `webhooks`. */
+  readonly webhooks: TestWebhooks | undefined;
   /** Installs CRDs and waits until they are Established. */
   installCRDs(crds: NonNullable<TestEnvOptions['crds']>): Promise<void>;
   /**
@@ -183,8 +193,9 @@ export async function startTestEnv(opts: TestEnvOptions = {}): Promise<TestEnv> 
   const managers: Array<{ mgr: Manager; ac: AbortController; done?: Promise<void> }> = [];
   const extraClients: KubeClient[] = [];
 
+  let webhooks: StartedTestWebhooks | undefined;
   const installCRDs = async (items: NonNullable<TestEnvOptions['crds']>) => {
-    const crds = items.map((c) => ('crd' in c && typeof c.crd === 'function' ? c.crd() : (c as CustomResourceDefinition)));
+    const crds = items.map((c) => ('crd' in c && typeof c.crd === 'function' ? c.crd() : (c as CustomResourceDefinition))).map((c) => webhooks?.prepareCRD(c) ?? c);
     const ri = client.resource<CustomResourceDefinition & KubeObject>(GVR.customResourceDefinitions);
     for (const crd of crds) {
       try {
@@ -218,6 +229,9 @@ export async function startTestEnv(opts: TestEnvOptions = {}): Promise<TestEnv> 
     client,
     clock,
     faults,
+    get webhooks() {
+      return webhooks ? { server: webhooks.server, url: webhooks.url, caBundle: webhooks.caBundle } : undefined;
+    },
     installCRDs,
     newManager(mopts) {
       const mgr = newManager({ leaderElection: false, ...mopts, name: mopts.name ?? 'test-manager', restConfig, clock });
@@ -246,6 +260,7 @@ export async function startTestEnv(opts: TestEnvOptions = {}): Promise<TestEnv> 
       stopAll.abort();
       await Promise.all(managers.map((m) => m.done?.catch(() => undefined)));
       await Promise.all(background);
+      await webhooks?.done.catch(() => undefined);
       await Promise.all(extraClients.map((c) => c.close().catch(() => undefined)));
       await client.close();
       await handler.close();
@@ -257,6 +272,10 @@ export async function startTestEnv(opts: TestEnvOptions = {}): Promise<TestEnv> 
   };
 
   try {
+    if (opts.webhooks) {
+      webhooks = await startTestWebhooks(opts.webhooks, stopAll.signal);
+      await webhooks.install(client);
+    }
     if (opts.crds?.length) await installCRDs(opts.crds);
     if (controllers.length > 0) {
       const flags = parseFlags(controllerManagerFlags, []);
