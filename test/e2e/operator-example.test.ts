@@ -50,11 +50,17 @@ describe('the example operator on kcm up', { skip: !existsSync(operatorMain) && 
     await cluster.kubectlOk(['apply', '-f', crdFile]);
     await cluster.kubectlOk(['wait', '--for=condition=Established', 'crd/staticsites.sites.example.com', '--timeout=30s']);
 
-    operator = spawn(process.execPath, [operatorMain, '--kubeconfig', cluster.kubeconfigPath, '--health-probe-bind-address', '127.0.0.1:0', '--quiet'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    operator = spawn(process.execPath, [operatorMain, '--kubeconfig', cluster.kubeconfigPath, '--health-probe-bind-address', '127.0.0.1:0', '--webhook-bind-address', '127.0.0.1:0', '--install-webhooks', '--quiet'], { stdio: ['ignore', 'pipe', 'pipe'] });
     operator.stdout!.setEncoding('utf8').on('data', (d: string) => (operatorOut += d));
     operator.stderr!.setEncoding('utf8').on('data', (d: string) => (operatorOut += d));
     operatorExit = new Promise((r) => operator.on('exit', (code) => r(code)));
     await waitFor(() => operatorOut.includes('leading'), 20_000, `the operator to lead (output: ${operatorOut})`);
+    await waitFor(() => operatorOut.includes('webhooks installed'), 20_000, `the operator's webhooks (output: ${operatorOut})`);
+    // kcm up calls the operator's defaulting webhook, served by the operator process on the host.
+    const loud = await cluster.kubectlOk(['create', '-f', '-', '--dry-run=server', '-o', 'jsonpath={.spec.domain}'], {
+      input: 'apiVersion: sites.example.com/v1\nkind: StaticSite\nmetadata:\n  name: loud\n  namespace: default\nspec:\n  domain: LOUD.Example.com.\n',
+    });
+    assert.equal(loud, 'loud.example.com');
 
     await cluster.kubectlOk(['apply', '-f', '-'], { input: site });
     await cluster.kubectlOk(['wait', 'staticsite/home', '--for=condition=Ready', '--timeout=60s']);

@@ -15,6 +15,7 @@ import { eventually, startTestEnv, type TestEnv } from 'kcm/testing';
 import { CONTENT_HASH_ANNOTATION, FINALIZER, setupStaticSiteController } from '../src/controller.js';
 import { RECORDS } from '../src/dns.js';
 import { StaticSite } from '../src/resources.js';
+import { staticSiteWebhooks } from '../src/webhooks.js';
 
 type Site = StaticSite & KubeObject;
 
@@ -24,7 +25,12 @@ describe('the StaticSite operator', () => {
 
   before(async () => {
     restoreLog = setLogOutput(() => {});
-    env = await startTestEnv({ crds: [StaticSite], controllers: ['garbagecollector', 'namespace', 'deployment', 'replicaset'], nodes: 1 });
+    env = await startTestEnv({
+      crds: [StaticSite],
+      controllers: ['garbagecollector', 'namespace', 'deployment', 'replicaset'],
+      nodes: 1,
+      webhooks: { admission: staticSiteWebhooks },
+    });
     const mgr = env.newManager({ name: 'staticsite-operator' });
     setupStaticSiteController(mgr, { dnsNamespace: 'dns' });
     await env.startManager(mgr);
@@ -116,6 +122,14 @@ describe('the StaticSite operator', () => {
     });
     await eventually(async () => assert.equal(await record('home.example.com'), recreated.spec?.clusterIP));
     await eventually(async () => assert.equal((await sites().get('home')).status?.clusterIP, recreated.spec?.clusterIP));
+  });
+
+  it('canonicalizes the domain and fills in missing content through its defaulting webhook', async () => {
+    const created = await sites().create({ apiVersion: 'sites.example.com/v1', kind: 'StaticSite', metadata: { name: 'shouty' }, spec: { domain: 'Shouty.Example.COM.' } } as Site);
+    assert.equal(created.spec.domain, 'shouty.example.com');
+    assert.deepEqual(created.spec.content, { 'index.html': '<h1>shouty</h1>\n' });
+    await eventually(() => ready('shouty'), { timeoutMs: 20_000 });
+    assert.equal(await record('shouty.example.com'), (await services().get('shouty')).spec?.clusterIP);
   });
 
   it('keeps reconciling after its watches are dropped', async () => {
