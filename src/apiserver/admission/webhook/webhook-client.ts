@@ -170,6 +170,7 @@ export function newWebhookClient(opts: WebhookClientOptions): WebhookClient {
   const clock = opts.clock ?? realClock;
   const cacheSize = opts.cacheSize ?? 200;
   const agents = new Map<string, CachedAgent>();
+  const bundles = new Map<string, ReturnType<typeof parseCABundle>>();
   let closed = false;
 
   function agentFor(ca: string[] | undefined, servername: string | undefined): Agent {
@@ -199,7 +200,13 @@ export function newWebhookClient(opts: WebhookClientOptions): WebhookClient {
       if (closed) throw new WebhookCallError('webhook client is closed');
       let ca: string[] | undefined;
       if (cc.caBundle) {
-        const parsed = parseCABundle(cc.caBundle);
+        // Parsing certificates costs more than the call itself: once per bundle.
+        let parsed = bundles.get(cc.caBundle);
+        if (!parsed) {
+          parsed = parseCABundle(cc.caBundle);
+          if (bundles.size >= cacheSize) bundles.delete(bundles.keys().next().value!);
+          bundles.set(cc.caBundle, parsed);
+        }
         if ('error' in parsed) throw new WebhookCallError(`unable to load root certificates: ${parsed.error}`);
         ca = parsed.pems;
       }
