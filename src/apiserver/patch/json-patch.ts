@@ -59,7 +59,9 @@ function parentOf(doc: unknown, tokens: string[], path: string, opName: string):
 }
 
 function missing(opName: string, path: string): PatchError {
-  return new PatchError(`${opName} operation does not apply: doc is missing path: "${path}": missing value`, 422);
+  // evanphx/json-patch v4 (what kube-apiserver vendors) quotes the path for add and remove, not for replace.
+  const shown = opName === 'replace' ? path : `"${path}"`;
+  return new PatchError(`${opName} operation does not apply: doc is missing path: ${shown}: missing value`, 422);
 }
 
 /** A valid array index for reading (< len) or inserting (<= len); undefined if invalid. */

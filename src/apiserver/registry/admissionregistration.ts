@@ -54,7 +54,7 @@ function validateFullyQualifiedName(path: string, name: string | undefined): Fie
   if (!name) return [required(path, '')];
   const errs = isDNS1123Subdomain(name);
   if (errs.length) return [invalid(path, name, errs.join(','))];
-  if (name.split('.').length < 3) return [invalid(path, name, 'should be a domain with at least two dots')];
+  if (name.split('.').length < 3) return [invalid(path, name, 'should be a domain with at least three segments separated by dots')];
   return [];
 }
 

@@ -27,6 +27,8 @@ function serviceUnavailable(message: string): StatusError {
 }
 
 function notFound(resource: string, name: string): StatusError {
+  // Listers word it with the singular resource for services (`service "x" not found`).
+  if (resource === 'services') resource = 'service';
   return new StatusError(newStatus(404, 'NotFound', `${resource} "${name}" not found`, { name, kind: resource }));
 }
 
