@@ -10,7 +10,7 @@ import { StorageError } from './storage/storage.js';
 import type { ServedResource } from './resources.js';
 import type { UserInfo } from './request-info.js';
 import type { AdmissionRequestInfo } from './admission/admission.js';
-import { meta, present, type Store } from './store.js';
+import { meta, presentStored, type Store } from './store.js';
 import { badRequest, conflict, notFound, successStatus } from './status.js';
 import { parseInt64 } from './parse-int.js';
 
@@ -130,7 +130,7 @@ export async function deleteObject(store: Store, r: ServedResource, ns: string, 
   for (let attempt = 0; ; attempt++) {
     const cur = await store.getStored(r, ns, name);
     if (!cur) throw notFound(r, name);
-    const old = present(r, cur.object);
+    const old = await presentStored(r, cur.object);
     checkPreconditions(r, old, req.preconditions);
     await store.deps.admission.validate({
       operation: 'DELETE', resource: r, subresource: '', namespace: ns, name, object: undefined, oldObject: old, user: req.user, dryRun: req.dryRun, request: req.admission,
@@ -173,7 +173,7 @@ export async function deleteObject(store: Store, r: ServedResource, ns: string, 
       if (req.dryRun) return { body: r.returnDeletedObject ? old : successFor(r, old), deleted: true, object: old };
       const gone = await store.deps.storage.delete(store.key(r, ns, name), { revision: cur.revision });
       store.deps.hooks.get(`${r.group}/${r.resource}`)?.afterDelete?.(gone.object);
-      const last = present(r, gone.object);
+      const last = await presentStored(r, gone.object);
       return { body: r.returnDeletedObject ? last : successFor(r, last), deleted: true, object: last };
     } catch (err) {
       if (err instanceof StorageError && err.code === 'Conflict' && attempt < 5) continue;

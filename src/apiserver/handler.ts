@@ -73,6 +73,8 @@ export interface ApiHandlerOptions {
   auth?: Omit<ServerAuth, 'authorizer'>;
   /** PEM bundle that verifies client certificates: published as `client-ca-file` in kube-system/extension-apiserver-authentication. */
   clientCA?: string;
+  /** The CRD conversion webhooks' deadline in ms (upstream: 30 s; tests shorten it). */
+  crdConversionWebhookTimeoutMs?: number;
 }
 
 export interface ApiHandler {
@@ -187,7 +189,7 @@ export async function createApiHandler(opts: ApiHandlerOptions): Promise<ApiHand
   await ensure('', 'services', 'default', kubernetesService as KubeObject);
   bootstrapped = true;
   // CustomResourceDefinitions: the in-server apiextensions loop (names, Established, serving, cleanup).
-  const crds = await installCustomResources(server);
+  const crds = await installCustomResources(server, opts.crdConversionWebhookTimeoutMs !== undefined ? { conversionWebhookTimeoutMs: opts.crdConversionWebhookTimeoutMs } : {});
   const stopTracking = await metrics.trackObjects(opts.storage, logger);
 
   async function setServingEndpoint(ip: string, port: number): Promise<void> {

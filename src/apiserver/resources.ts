@@ -58,11 +58,26 @@ export interface ServedResource {
    * Custom resources: converts objects (each in any version of this
    * resource, as its apiVersion says) to `version`, as the CRD's conversion
    * strategy does (None: apiVersion only; Webhook: one ConversionReview for
-   * all that need it), served there (pruned and defaulted with that
-   * version's schema). Objects already at `version` are not sent. Rejects
-   * with a StatusError upstream's texts (`conversion webhook for ... failed: ...`).
+   * all that need it), pruned with that version's schema. Objects already
+   * at `version` are not sent. Returns copies. Rejects with a StatusError
+   * with upstream's texts (`conversion webhook for ... failed: ...`).
    */
   convert?(objs: KubeObject[], version: string): Promise<KubeObject[]>;
+  /**
+   * Custom resources: stored objects (each at the version it was stored at)
+   * served at this version: decoded with their stored version's schema
+   * (pruned, defaulted), converted as `convert` does (one call for all;
+   * `list`: they are a list's items), pruned with this version's schema.
+   * Used instead of `decode` wherever objects leave storage (store.ts
+   * presentStored). Returns fresh copies; rejects as `convert` does.
+   */
+  fromStorage?(objs: readonly KubeObject[], opts?: { list?: boolean }): Promise<KubeObject[]>;
+  /**
+   * Custom resources: the object about to be stored (served at this
+   * version, final) converted to the CRD's storage version and pruned with
+   * its schema. Used instead of `encode`. Rejects as `convert` does.
+   */
+  toStorage?(obj: KubeObject): Promise<KubeObject>;
   /**
    * Custom resources: the fields of `obj` (outside apiVersion, kind and
    * metadata) their structural schema does not know, as pruning reports

@@ -84,6 +84,32 @@ export function present(r: ServedResource, obj: KubeObject): KubeObject {
   return out;
 }
 
+/**
+ * Stored objects served at `r`'s group/version: present() each, or, for a
+ * custom resource, its CRD's conversion (r.fromStorage: one conversion for
+ * all, which may call the conversion webhook and reject with its error).
+ * `list`: the objects are a list's items. Returns fresh copies.
+ */
+export async function presentStoredAll(r: ServedResource, objs: readonly KubeObject[], opts: { list?: boolean } = {}): Promise<KubeObject[]> {
+  if (r.fromStorage) return r.fromStorage(objs, opts);
+  return objs.map((o) => present(r, o));
+}
+
+/** One stored object served at `r`'s version (presentStoredAll). */
+export async function presentStored(r: ServedResource, obj: KubeObject): Promise<KubeObject> {
+  return (await presentStoredAll(r, [obj]))[0]!;
+}
+
+/**
+ * `obj` (served at r's version, final) in the shape storage keeps: a
+ * built-in kind through r.encode, in place; a custom resource converted to
+ * its CRD's storage version (r.toStorage, a new object).
+ */
+export async function toStored(r: ServedResource, obj: KubeObject): Promise<KubeObject> {
+  r.encode?.(obj);
+  return r.toStorage ? r.toStorage(obj) : obj;
+}
+
 /** JSON with sorted keys, for no-op detection. */
 export function canonicalJson(v: unknown): string {
   if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
@@ -114,7 +140,7 @@ export class Store {
   async get(r: ServedResource, ns: string, name: string): Promise<KubeObject> {
     const s = await this.getStored(r, ns, name);
     if (!s) throw notFound(r, name);
-    return present(r, s.object);
+    return presentStored(r, s.object);
   }
 
   private async admit(op: Operation, r: ServedResource, ns: string, name: string, obj: KubeObject | undefined, old: KubeObject | undefined, opts: WriteOptions): Promise<void> {
@@ -159,21 +185,23 @@ export class Store {
     const hooks = this.deps.hooks.get(`${r.group}/${r.resource}`);
     await hooks?.beforeCreate?.(obj, opts.dryRun);
     normalizeAsGo(obj);
-    r.encode?.(obj);
     try {
+      const toStore = await toStored(r, obj);
       if (opts.dryRun) {
         if (await this.getStored(r, ns, m.name!)) throw alreadyExists(r, m.name!);
-        return present(r, obj);
+        // Upstream's dry run encodes and decodes too (a custom resource goes there and back).
+        return presentStored(r, toStore);
       }
       // Generated names retry on collision, as upstream's RetryGenerateName.
       for (let attempt = 0; ; attempt++) {
         try {
-          const stored = await this.deps.storage.create(this.key(r, ns, meta(obj).name!), obj);
-          return present(r, stored.object);
+          const stored = await this.deps.storage.create(this.key(r, ns, meta(toStore).name!), toStore);
+          return presentStored(r, stored.object);
         } catch (err) {
           if (err instanceof StorageError && err.code === 'KeyExists') {
             if (generated && attempt < 7) {
               m.name = this.newName(m.generateName!);
+              meta(toStore).name = m.name;
               continue;
             }
             throw alreadyExists(r, m.name!);
@@ -231,7 +259,7 @@ export class Store {
     for (let attempt = 0; ; attempt++) {
       const cur = await this.getStored(r, ns, name);
       if (!cur) throw notFound(r, name);
-      const next = await fn(present(r, cur.object));
+      const next = await fn(await presentStored(r, cur.object));
       const wantRv = next.metadata?.resourceVersion;
       if (wantRv && wantRv !== cur.object.metadata?.resourceVersion) throw conflictModified(r, name);
       try {
@@ -247,7 +275,7 @@ export class Store {
 
   /** rest.BeforeUpdate + admission + write (or delete when the last finalizer went). */
   private async commitUpdate(r: ServedResource, ns: string, name: string, cur: StoredObject, obj: KubeObject, opts: WriteOptions): Promise<KubeObject> {
-    const old = present(r, cur.object);
+    const old = await presentStored(r, cur.object);
     const m = meta(obj);
     const om = meta(old);
     obj.apiVersion = old.apiVersion;
@@ -291,30 +319,29 @@ export class Store {
     mm.resourceVersion = om.resourceVersion;
     // A deleting object whose last finalizer is gone (and no grace pending) is deleted.
     if (shouldDeleteDuringUpdate(obj, old)) {
-      r.encode?.(obj);
-      if (opts.dryRun) return present(r, obj);
+      const last = await presentStored(r, await toStored(r, obj));
+      if (opts.dryRun) return last;
       const gone = await this.deps.storage.delete(this.key(r, ns, name), { revision: cur.revision });
       this.deps.hooks.get(`${r.group}/${r.resource}`)?.afterDelete?.(gone.object);
-      const out = present(r, obj);
-      meta(out).resourceVersion = gone.object.metadata?.resourceVersion ?? om.resourceVersion;
-      return out;
+      meta(last).resourceVersion = gone.object.metadata?.resourceVersion ?? om.resourceVersion;
+      return last;
     }
     if (canonicalJson(withoutRv(obj)) === canonicalJson(withoutRv(old))) return old;
-    r.encode?.(obj);
-    if (opts.dryRun) return present(r, obj);
-    delete meta(obj).resourceVersion;
-    const stored = await this.deps.storage.update(this.key(r, ns, name), obj, { revision: cur.revision });
-    return present(r, stored.object);
+    const toStore = await toStored(r, obj);
+    if (opts.dryRun) return presentStored(r, toStore);
+    delete meta(toStore).resourceVersion;
+    const stored = await this.deps.storage.update(this.key(r, ns, name), toStore, { revision: cur.revision });
+    return presentStored(r, stored.object);
   }
 
   /** Writes `obj` as the new state of an existing object, bypassing strategies (deletion bookkeeping). */
   async rawUpdate(r: ServedResource, ns: string, name: string, obj: KubeObject, revision: number): Promise<KubeObject> {
     const c = structuredClone(obj);
     normalizeAsGo(c);
-    r.encode?.(c);
-    delete meta(c).resourceVersion;
-    const stored = await this.deps.storage.update(this.key(r, ns, name), c, { revision });
-    return present(r, stored.object);
+    const toStore = await toStored(r, c);
+    delete meta(toStore).resourceVersion;
+    const stored = await this.deps.storage.update(this.key(r, ns, name), toStore, { revision });
+    return presentStored(r, stored.object);
   }
 }
 

@@ -49,6 +49,8 @@ export interface CrdControllerOptions {
   onChange?: () => void;
   /** Delay before re-checking a terminating CRD whose objects are still finalizing (ms, default 1000). */
   recheckMs?: number;
+  /** The conversion webhooks' deadline (ms); upstream's is 30 s. For tests. */
+  conversionWebhookTimeoutMs?: number;
 }
 
 const conditionOrder = ['NamesAccepted', 'Established', 'Terminating'];
@@ -166,7 +168,10 @@ export async function startCrdController(server: ServerContext, opts: CrdControl
     const name = crd.metadata!.name!;
     const prev = served.get(name);
     if (prev && canonicalJson([prev.spec, prev.status?.acceptedNames]) === canonicalJson([crd.spec, crd.status?.acceptedNames])) return;
-    const rs = servedResourcesOf(crd);
+    const rs = servedResourcesOf(crd, {
+      ...(server.webhookClient ? { webhookClient: server.webhookClient } : {}),
+      ...(opts.conversionWebhookTimeoutMs !== undefined ? { webhookTimeoutMs: opts.conversionWebhookTimeoutMs } : {}),
+    });
     resources.setDynamic(name, rs);
     served.set(name, crd);
     const preferred = resources.groups().find((g) => g.group === crd.spec!.group)?.versions.find((v) => rs.some((r) => r.version === v));
@@ -180,7 +185,9 @@ export async function startCrdController(server: ServerContext, opts: CrdControl
 
   /** Deletes every object of the CRD; true when none is left. */
   const deleteInstances = async (crd: Crd): Promise<boolean> => {
-    const r = resources.all().find((x) => x.customResource && x.group === crd.spec?.group && x.resource === (crd.status?.acceptedNames?.plural || crd.spec?.names.plural));
+    // The storage version when it is served (its objects need no conversion), else any served one.
+    const ours = resources.all().filter((x) => x.customResource && x.group === crd.spec?.group && x.resource === (crd.status?.acceptedNames?.plural || crd.spec?.names.plural));
+    const r = ours.find((x) => x.storageVersion) ?? ours[0];
     const gr = r ?? { group: crd.spec!.group, resource: crd.status?.acceptedNames?.plural || crd.spec!.names.plural };
     const list = await storage.list(storagePrefix(gr, ''));
     if (!r) {

@@ -187,7 +187,7 @@ describe('CustomResourceDefinition lifecycle', () => {
     assert.equal((await s.request('GET', '/apis/example.com/v1/namespaces/default/gadgets')).status, 404);
   });
 
-  it('refuses invalid definitions and webhook conversion with a clear message', async () => {
+  it('refuses invalid definitions, and webhook conversion without a webhook, with a clear message', async () => {
     const bad = widgetCrd({ plural: 'things' });
     bad.metadata.name = 'wrong.example.com';
     (bad.spec.versions[1] as any).storage = true;
@@ -197,7 +197,8 @@ describe('CustomResourceDefinition lifecycle', () => {
     const fields = r.body.details.causes.map((c: any) => c.field);
     assert.ok(fields.includes('metadata.name'));
     assert.ok(fields.includes('spec.versions'));
-    assert.ok(r.body.message.includes('webhook conversion is not supported'));
+    assert.ok(fields.includes('spec.conversion.webhookClientConfig'));
+    assert.ok(r.body.message.includes('spec.conversion.webhookClientConfig: Required value: required when strategy is set to Webhook'), r.body.message);
   });
 
   it('serves cluster-scoped custom resources', async () => {

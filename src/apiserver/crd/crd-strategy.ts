@@ -1,19 +1,21 @@
 /**
  * The CustomResourceDefinition strategy: apiextensions.k8s.io/v1 defaults,
  * validation of the definition (names, group, scope, versions with exactly
- * one storage version, schemas, subresources, printer columns), and the
- * status bookkeeping the registry does (`status.storedVersions`).
+ * one storage version, schemas, subresources, printer columns, conversion:
+ * conversion-validation.ts), and the status bookkeeping the registry does
+ * (`status.storedVersions`: the storage version is added when it changes;
+ * a stored version must stay in spec.versions).
  *
- * Differences from kube-apiserver (deliberate): webhook conversion is refused
- * at validation; the cleanup finalizer `customresourcecleanup.apiextensions.k8s.io`
+ * Differences from kube-apiserver (deliberate): the cleanup finalizer `customresourcecleanup.apiextensions.k8s.io`
  * is added on create rather than on the first DELETE, so that the generic
  * delete path keeps the CRD until its objects are gone.
  */
 import type { CustomResourceDefinition } from 'kubernetes-types/apiextensions/v1.js';
 import type { KubeObject } from '../../api/types.js';
-import { forbidden, invalid, isDNS1035Label, isDNS1123Subdomain, notSupported, required, duplicate, type FieldError } from '../../api/validation.js';
+import { invalid, isDNS1035Label, isDNS1123Subdomain, notSupported, required, duplicate, type FieldError } from '../../api/validation.js';
 import type { Strategy } from '../registry/strategy.js';
 import { isPlainObject, type Schema } from './schema.js';
+import { allowInvalidCABundleOnUpdate, defaultConversion, hasRecognizedReviewVersionOrNone, validateConversion, validateStoredVersions } from './conversion-validation.js';
 
 export const cleanupFinalizer = 'customresourcecleanup.apiextensions.k8s.io';
 
@@ -34,8 +36,7 @@ export function defaultCrd(obj: KubeObject): void {
   const names = (isPlainObject(spec.names) ? spec.names : (spec.names = {})) as Obj;
   if (typeof names.kind === 'string' && names.kind && !names.listKind) names.listKind = `${names.kind}List`;
   if (typeof names.kind === 'string' && names.kind && !names.singular) names.singular = names.kind.toLowerCase();
-  const conv = (isPlainObject(spec.conversion) ? spec.conversion : (spec.conversion = {})) as Obj;
-  if (!conv.strategy) conv.strategy = 'None';
+  defaultConversion(spec);
   if (spec.preserveUnknownFields === undefined) spec.preserveUnknownFields = false;
   for (const v of Array.isArray(spec.versions) ? (spec.versions as Obj[]) : []) {
     if (!isPlainObject(v)) continue;
@@ -47,8 +48,12 @@ export function defaultCrd(obj: KubeObject): void {
 
 const columnTypes = ['boolean', 'date', 'integer', 'number', 'string'];
 
-/** ValidateCustomResourceDefinition, the parts that matter for serving. */
-export function validateCrd(crd: Crd): FieldError[] {
+/**
+ * ValidateCustomResourceDefinition, the parts that matter for serving; with
+ * `old`, the spec part of ValidateCustomResourceDefinitionUpdate (conversion
+ * rules relaxed as upstream relaxes them for existing objects).
+ */
+export function validateCrd(crd: Crd, old?: Crd): FieldError[] {
   const errs: FieldError[] = [];
   const spec = crd.spec;
   if (!spec) return [required('spec', '')];
@@ -64,10 +69,6 @@ export function validateCrd(crd: Crd): FieldError[] {
   if (!spec.scope) errs.push(required('spec.scope', ''));
   else if (spec.scope !== 'Cluster' && spec.scope !== 'Namespaced') errs.push(notSupported('spec.scope', spec.scope, ['Cluster', 'Namespaced']));
   errs.push(...validateNames(names, 'spec.names'));
-  const strategy = spec.conversion?.strategy ?? 'None';
-  if (strategy === 'Webhook') {
-    errs.push(forbidden('spec.conversion.strategy', 'webhook conversion is not supported by this server (kcm); use strategy None'));
-  } else if (strategy !== 'None') errs.push(notSupported('spec.conversion.strategy', strategy, ['None', 'Webhook']));
   if (spec.preserveUnknownFields) errs.push(invalid('spec.preserveUnknownFields', true, 'must be false in order to use defaults in the schema'));
   const versions = spec.versions ?? [];
   if (versions.length === 0) errs.push(required('spec.versions', 'must have exactly one version marked as storage version'));
@@ -108,6 +109,15 @@ export function validateCrd(crd: Crd): FieldError[] {
       if ((c.priority ?? 0) < 0) errs.push(invalid(`${cp}.priority`, c.priority, 'must be greater than or equal to 0'));
     });
   });
+  errs.push(
+    ...validateConversion(spec, {
+      requireRecognizedVersion: !old || hasRecognizedReviewVersionOrNone(old.spec),
+      // An invalid caBundle passes on create (the CRD is not established yet), and on update unless it was valid before.
+      allowInvalidCABundle: !old || allowInvalidCABundleOnUpdate(old),
+    }),
+  );
+  // ValidateCustomResourceDefinitionStoredVersions (status as PrepareForCreate/PrepareForUpdate left it).
+  errs.push(...validateStoredVersions(crd.status?.storedVersions ?? [], versions));
   return errs;
 }
 
@@ -203,7 +213,7 @@ export function newCrdStrategy(base: Strategy): Strategy {
       return [...base.validate(obj).filter((e) => !e.field.startsWith('spec')), ...validateCrd(obj as Crd)];
     },
     validateUpdate(newObj, oldObj) {
-      const errs = [...base.validateUpdate(newObj, oldObj).filter((e) => !e.field.startsWith('spec') && e.field !== 'metadata.name'), ...validateCrd(newObj as Crd)];
+      const errs = [...base.validateUpdate(newObj, oldObj).filter((e) => !e.field.startsWith('spec') && e.field !== 'metadata.name'), ...validateCrd(newObj as Crd, oldObj as Crd)];
       const n = newObj as Crd;
       const o = oldObj as Crd;
       if (n.spec?.group !== o.spec?.group) errs.push(invalid('spec.group', n.spec?.group, 'field is immutable'));

@@ -6,11 +6,13 @@
  * bumped on every change but metadata and status, and printer columns.
  *
  * All versions share one storage key space (`/registry/<group>/<plural>/`);
- * conversion is `None`: objects are served at the requested version with
- * only apiVersion rewritten. Objects read from storage are pruned and
- * defaulted with the storage version's schema (ServedResource.decode), as
- * upstream's storage decoder does: a default added to a CRD later shows on
- * the next read, without a write.
+ * objects are stored at the storage version and converted between versions
+ * by the CRD's conversion strategy (conversion.ts: None rewrites apiVersion,
+ * Webhook calls the conversion webhook): ServedResource.toStorage on writes,
+ * fromStorage on reads. Objects read from storage are pruned and defaulted
+ * with the schema of the version they were stored at, as upstream's storage
+ * decoder does: a default added to a CRD later shows on the next read,
+ * without a write.
  */
 import type { CustomResourceDefinition, CustomResourceDefinitionVersion, CustomResourceColumnDefinition } from 'kubernetes-types/apiextensions/v1.js';
 import type { Scale } from 'kubernetes-types/autoscaling/v1.js';
@@ -29,6 +31,7 @@ import { prune } from './schema-pruning.js';
 import { applyDefaults } from './schema-defaulting.js';
 import { evaluateJsonPath, getPath, parseJsonPath, setPath } from './json-path.js';
 import { storageVersionOf } from './crd-strategy.js';
+import { customResourceCodec, newCustomResourceConverter, type ConversionDeps } from './conversion.js';
 
 type Obj = Record<string, unknown>;
 
@@ -177,8 +180,11 @@ function printerColumn(d: CustomResourceColumnDefinition): TableColumn {
 
 const statusVerbs = ['get', 'patch', 'update'];
 
-/** The resources a CRD serves (one per served version), storage version marked. Empty when it serves none. */
-export function servedResourcesOf(crd: CustomResourceDefinition): ServedResource[] {
+/**
+ * The resources a CRD serves (one per served version), storage version
+ * marked. Empty when it serves none. `deps` reach the conversion webhook.
+ */
+export function servedResourcesOf(crd: CustomResourceDefinition, deps: ConversionDeps = {}): ServedResource[] {
   const spec = crd.spec;
   if (!spec) return [];
   const names = crd.status?.acceptedNames?.plural ? crd.status.acceptedNames : spec.names;
@@ -186,7 +192,10 @@ export function servedResourcesOf(crd: CustomResourceDefinition): ServedResource
   // Objects are stored at the storage version: reading them prunes and defaults with its schema.
   const storageVersion = (spec.versions ?? []).find((v) => v.name === storage);
   const storageSchema = storageVersion ? schemaOf(storageVersion) : undefined;
+  // The synchronous approximation of fromStorage (same-version reads); serving uses fromStorage.
   const decode = storageSchema ? (obj: KubeObject) => pruneAndDefault(obj, storageSchema) : undefined;
+  const converter = newCustomResourceConverter(crd, deps);
+  const schemas = new Map((spec.versions ?? []).map((v) => [v.name, schemaOf(v)] as const));
   const out: ServedResource[] = [];
   for (const v of spec.versions ?? []) {
     if (!v.served) continue;
@@ -195,6 +204,7 @@ export function servedResourcesOf(crd: CustomResourceDefinition): ServedResource
     if (v.subresources?.scale) subresources.set('scale', { name: 'scale', kind: 'Scale', group: 'autoscaling', version: 'v1', verbs: statusVerbs });
     const strategy = customResourceStrategy({ ...crd, spec: { ...spec, names } }, v);
     const schema = schemaOf(v);
+    const codec = storage ? customResourceCodec(converter, schemas, v.name, storage) : undefined;
     out.push({
       group: spec.group,
       version: v.name,
@@ -214,6 +224,7 @@ export function servedResourcesOf(crd: CustomResourceDefinition): ServedResource
       customResource: true,
       storageVersion: v.name === storage,
       ...(decode ? { decode } : {}),
+      ...(codec ? { fromStorage: codec.fromStorage, toStorage: codec.toStorage, convert: codec.convert } : {}),
       ...(schema ? { unknownFields: (obj: KubeObject) => unknownCustomResourceFields(obj, schema) } : {}),
     });
   }

@@ -8,3 +8,6 @@ export { applyDefaults } from './schema-defaulting.js';
 export { parseJsonPath, evaluateJsonPath, getPath, setPath } from './json-path.js';
 export { swaggerFragmentOf, definitionName } from './openapi.js';
 export type { Schema } from './schema.js';
+export { newCustomResourceConverter, customResourceCodec, ConversionError, type ConversionDeps, type CustomResourceConverter } from './conversion.js';
+export { convertByWebhook, restoreObjectMeta, conversionWebhookTimeoutMs } from './conversion-webhook.js';
+export { validateConversion, defaultConversion, validateStoredVersions } from './conversion-validation.js';

@@ -5,11 +5,12 @@
  */
 import type { ServerContext } from '../context.js';
 import { invalidateOpenApi, setOpenApiExtraSchemas } from '../router.js';
-import { startCrdController, type CrdController } from './crd-controller.js';
+import { startCrdController, type CrdController, type CrdControllerOptions } from './crd-controller.js';
 
-export async function installCustomResources(server: ServerContext): Promise<CrdController> {
+export async function installCustomResources(server: ServerContext, opts: Pick<CrdControllerOptions, 'conversionWebhookTimeoutMs'> = {}): Promise<CrdController> {
   let ready = false;
   const ctl = await startCrdController(server, {
+    ...opts,
     onChange: () => {
       if (ready) invalidateOpenApi(server);
     },

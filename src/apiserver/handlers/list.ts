@@ -6,7 +6,7 @@ import type { KubeObject } from '../../api/types.js';
 import type { RequestScope } from '../context.js';
 import { includeObjectParam, negotiateResponse, writeObject } from '../output.js';
 import { partialObjectMetadata, toTable } from '../table.js';
-import { present, storagePrefix } from '../store.js';
+import { present, presentStoredAll, storagePrefix } from '../store.js';
 import { selectionFrom } from '../selection.js';
 import { StorageError } from '../storage/storage.js';
 import { continueExpiredMessage, decodeContinue, encodeContinue, startAfterKey } from '../continue-token.js';
@@ -32,8 +32,9 @@ export interface ListRead {
 
 /**
  * Reads a page of `s.r` honouring the query; shared with deletecollection.
- * `items` are fresh copies served at s.r's version; with `raw` they are the
- * stored (deep-frozen) objects themselves, for serialising only.
+ * `items` are fresh copies served at s.r's version (a custom resource's page
+ * converted in one batch); with `raw` they are the stored (deep-frozen)
+ * objects themselves, for serialising only.
  */
 export async function readList(s: RequestScope, opts: { paginate: boolean; raw?: boolean } = { paginate: true }): Promise<ListRead> {
   const q = s.query;
@@ -89,7 +90,8 @@ export async function readList(s: RequestScope, opts: { paginate: boolean; raw?:
     }
     throw err;
   }
-  const out: ListRead = { items: result.items.map((x) => (opts.raw ? x.object : present(s.r, x.object))), revision: result.revision, more: result.more };
+  const stored = result.items.map((x) => x.object);
+  const out: ListRead = { items: opts.raw ? stored : await presentStoredAll(s.r, stored, { list: true }), revision: result.revision, more: result.more };
   if (result.more && result.items.length > 0) {
     out.continue = encodeContinue(result.revision, result.items[result.items.length - 1]!.key, prefix);
     if (sel.everything && result.remaining !== undefined) out.remainingItemCount = result.remaining;
@@ -99,7 +101,10 @@ export async function readList(s: RequestScope, opts: { paginate: boolean; raw?:
 
 export async function handleList(s: RequestScope): Promise<void> {
   negotiateResponse(s);
-  const page = await readList(s, { paginate: true, raw: true });
+  // Custom resources are converted (one batch for the page); built-in items are served from the stored objects.
+  const converted = !!s.r.fromStorage;
+  const page = await readList(s, { paginate: true, raw: !converted });
+  const served = (o: KubeObject) => (converted ? o : present(s.r, o));
   const listMeta: Record<string, unknown> = { resourceVersion: String(page.revision) };
   if (page.continue) listMeta.continue = page.continue;
   if (page.remainingItemCount !== undefined) listMeta.remainingItemCount = page.remainingItemCount;
@@ -108,13 +113,13 @@ export async function handleList(s: RequestScope): Promise<void> {
       // kube-apiserver's lists of built-in kinds carry no apiVersion and kind on their items (custom
       // resources, unstructured, keep theirs); clients take them from the list. Stored objects are
       // frozen and only serialised here, so a built-in item needs no copy beyond dropping those two.
-      const items = page.items.map((o) => (s.r.customResource ? present(s.r, o) : withoutTypeMeta(s.r.decode ? present(s.r, o) : o)));
+      const items = page.items.map((o) => (s.r.customResource ? served(o) : withoutTypeMeta(s.r.decode ? present(s.r, o) : o)));
       return writeObject(s, 200, { kind: s.r.listKind, apiVersion: apiVersionOf(s.r.group, s.r.version), metadata: listMeta, items });
     }
     case 'metadata':
       return writeObject(s, 200, { kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1', metadata: listMeta, items: page.items.map(partialObjectMetadata) });
     case 'table':
-      return writeObject(s, 200, toTable(s.r.group, s.r.resource, page.items.map((o) => present(s.r, o)), includeObjectParam(s.query), s.server.clock.now(), listMeta));
+      return writeObject(s, 200, toTable(s.r.group, s.r.resource, page.items.map(served), includeObjectParam(s.query), s.server.clock.now(), listMeta));
   }
 }
 

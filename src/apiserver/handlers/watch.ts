@@ -12,6 +12,10 @@
  *   entering it ADDED.
  * - allowWatchBookmarks: periodic BOOKMARKs and one shortly before timeout.
  * - Closing the connection unregisters the watch at once.
+ * - Custom resources are converted to the watched version per event (their
+ *   CRD's conversion, possibly a webhook), events kept in order. A failed
+ *   conversion ends the watch with an ERROR event (500 InternalError), as
+ *   kube-apiserver's etcd watcher does when it cannot decode an event.
  */
 import type { KubeObject, WatchEvent } from '../../api/types.js';
 import { apiVersionOf } from '../../api/types.js';
@@ -22,10 +26,10 @@ import { includeObjectParam, negotiateResponse } from '../output.js';
 import { encodeWatchEventFrame, protobufWatchMediaType } from '../protobuf/watch-event.js';
 import { stringifyAsGo } from '../go-json.js';
 import { partialObjectMetadata, toTable } from '../table.js';
-import { present, storagePrefix } from '../store.js';
+import { present, presentStoredAll, storagePrefix } from '../store.js';
 import { selectionFrom } from '../selection.js';
 import { StorageError, type StorageEvent, type WatchHandle } from '../storage/storage.js';
-import { badRequest, gone } from '../status.js';
+import { badRequest, gone, internalError } from '../status.js';
 import { parseResourceVersion } from './list.js';
 import { truthyParam } from '../request-info.js';
 import { setLongTimer } from '../long-timer.js';
@@ -33,6 +37,9 @@ import { parseInt64 } from '../parse-int.js';
 
 /** A slow client whose unsent output passes this is disconnected (upstream drops slow watchers too). */
 const maxBufferedBytes = 16 * 1024 * 1024;
+
+/** Events of one watch waiting for their conversion (custom resources) before the watch is dropped as too slow. */
+const maxQueuedConversions = 1024;
 
 export const initialEventsEndAnnotation = 'k8s.io/initial-events-end';
 
@@ -72,7 +79,7 @@ export async function handleWatch(s: RequestScope): Promise<void> {
   let initial: KubeObject[] = [];
   if (initialEvents) {
     const list = await storage.list(prefix, { filter: sel.everything ? undefined : (o) => sel.matches(o) });
-    initial = list.items.map((x) => present(r, x.object));
+    initial = await presentStoredAll(r, list.items.map((x) => x.object), { list: true });
     from = list.revision;
   } else {
     from = rvParam === '' || rvParam === '0' ? storage.currentRevision() : parseResourceVersion(rvParam);
@@ -106,11 +113,53 @@ export async function handleWatch(s: RequestScope): Promise<void> {
       finish();
     }
   };
-  const bookmark = (annotations?: Record<string, string>): void => {
-    const md: { resourceVersion: string; annotations?: Record<string, string> } = { resourceVersion: String(lastRv) };
+  const sendBookmark = (rv: number, annotations?: Record<string, string>): void => {
+    const md: { resourceVersion: string; annotations?: Record<string, string> } = { resourceVersion: String(rv) };
     if (annotations) md.annotations = annotations;
     send({ type: 'BOOKMARK', object: { kind: r.kind, apiVersion: apiVersionOf(r.group, r.version), metadata: md } });
   };
+  // Events whose objects need an asynchronous conversion (custom resources) go out one at a
+  // time in storage order; bookmarks queue behind them, so a bookmark never passes an event.
+  const converting = !!r.fromStorage;
+  let queue: Promise<void> = Promise.resolve();
+  let queued = 0;
+  const inOrder = (task: () => void | Promise<void>): void => {
+    if (++queued > maxQueuedConversions) {
+      // A webhook slower than the writes: drop the watcher, as upstream drops one that cannot keep up.
+      server.logger.warn({ resource: r.resource, queued }, 'watch events wait too long for conversion, closing');
+      finish();
+      return;
+    }
+    queue = queue
+      .then(async () => {
+        if (!closed) await task();
+      })
+      .catch((err: unknown) => {
+        server.logger.error(err, { resource: r.resource }, 'watch event could not be sent; ending the watch');
+        finish();
+      })
+      .finally(() => void queued--);
+  };
+  const bookmark = (annotations?: Record<string, string>): void => {
+    const rv = lastRv;
+    if (converting) inOrder(() => sendBookmark(rv, annotations));
+    else sendBookmark(rv, annotations);
+  };
+  /** Sends one event whose object is converted first; a failed conversion ends the watch. */
+  const sendConverted = (type: 'ADDED' | 'MODIFIED' | 'DELETED', stored: KubeObject): void =>
+    inOrder(async () => {
+      let obj: KubeObject;
+      try {
+        [obj] = (await presentStoredAll(r, [stored])) as [KubeObject];
+      } catch (err) {
+        if (closed) return;
+        server.logger.v(2).info({ resource: r.resource, err: (err as Error).message }, 'watch event could not be converted; ending the watch');
+        send({ type: 'ERROR', object: internalError(err).status });
+        finish();
+        return;
+      }
+      if (!closed) send({ type, object: render(obj) });
+    });
   function finish(): void {
     if (closed) return;
     closed = true;
@@ -132,7 +181,8 @@ export async function handleWatch(s: RequestScope): Promise<void> {
     if (e.revision > lastRv) lastRv = e.revision;
     const ev = translate(e, (o) => sel.matches(o));
     if (!ev) return;
-    if (s.rendering === 'object') sendLine(proto ? eventFrame(ev.type, r, ev.object) : eventLine(ev.type, r, ev.object));
+    if (converting) sendConverted(ev.type, ev.object);
+    else if (s.rendering === 'object') sendLine(proto ? eventFrame(ev.type, r, ev.object) : eventLine(ev.type, r, ev.object));
     else send({ type: ev.type, object: render(s.rendering === 'table' ? present(r, ev.object) : servedView(r, ev.object)) });
   };
   try {
