@@ -174,7 +174,8 @@ export function validateClientConfig(cc: Obj | undefined, path: string): FieldEr
   if (hasUrl === hasService) return [required(path, 'exactly one of url or service is required')];
   if (hasUrl) return validateWebhookURL(`${path}.url`, String(c.url), true);
   const s = c.service as Obj;
-  return validateWebhookService(`${path}.service`, s.namespace, s.name, s.path, s.port);
+  // Upstream passes name and namespace swapped (kubernetes#141353): a missing name is reported at .namespace.
+  return validateWebhookService(`${path}.service`, s.name, s.namespace, s.path, s.port);
 }
 
 function validateMatchConditions(conds: unknown, path: string): FieldError[] {

@@ -22,6 +22,7 @@ import type { Status } from '../../../api/types.js';
 import type { ServiceResolver } from './service-resolver.js';
 import { hostnameOf, parseGoUrl, portOf } from './go-url.js';
 import { parseCABundle } from './client-config-validation.js';
+import { goJsonSyntaxError } from '../../go-json-syntax.js';
 
 export interface WebhookClientConfig {
   url?: string;
@@ -51,7 +52,7 @@ export interface WebhookResponse {
 export interface PostOptions {
   /** The call's deadline; also sent as `?timeout=<n>s` (rounded up to whole seconds). */
   timeoutMs: number;
-  /** Send `?timeout=` (admission webhooks do; conversion webhooks do not). Default true. */
+  /** Send `?timeout=<n>s` (admission and conversion webhooks both do). Default true. */
   timeoutParam?: boolean;
 }
 
@@ -293,6 +294,8 @@ export function newWebhookClient(opts: WebhookClientOptions): WebhookClient {
           const err = st ?? unexpectedResponse(res.statusCode, contentType.startsWith('text/') ? text.trim() : 'unknown');
           throw new WebhookCallError(err.message, err);
         }
+        // client-go's Result.Into on an empty body.
+        if (text.length === 0) throw new WebhookCallError(`0-length response with status code: ${res.statusCode} and content type: ${contentType}`);
         return { body: decodeBody(text), text };
       } finally {
         timer.stop();
@@ -323,21 +326,7 @@ function decodeBody(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new WebhookCallError(`couldn't get version/kind; json parse error: ${goJsonSyntaxError(text, err)}`);
+    throw new WebhookCallError(`couldn't get version/kind; json parse error: ${goJsonSyntaxError(text) ?? (err as Error).message}`);
   }
 }
 
-/** encoding/json's syntax error text for the first bad character. */
-function goJsonSyntaxError(text: string, _err: unknown): string {
-  const trimmed = text.trimStart();
-  if (trimmed === '') return 'unexpected end of JSON input';
-  const c = trimmed[0]!;
-  if (!'{["-0123456789tfn'.includes(c)) return `invalid character ${goChar(c)} looking for beginning of value`;
-  return 'unexpected end of JSON input';
-}
-
-function goChar(c: string): string {
-  if (c === "'") return "'\\''";
-  if (c === '"') return "'\"'";
-  return `'${c}'`;
-}
