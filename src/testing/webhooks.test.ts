@@ -3,7 +3,10 @@ import assert from 'node:assert/strict';
 import type { RuleWithOperations, ValidatingWebhookConfiguration } from 'kubernetes-types/admissionregistration/v1.js';
 import type { KubeObject } from '../api/types.js';
 import { isInvalid, StatusError } from '../client/errors.js';
+import { Type } from 'typebox';
 import { defaultingWebhook, validatingWebhook } from '../runtime/webhook/admission.js';
+import { conversionWebhook } from '../runtime/webhook/conversion.js';
+import { customResourceDefinition, defineResource } from '../runtime/resource.js';
 import { kinds } from '../runtime/kinds.js';
 import { Site } from '../runtime/testdata/site-resource.js';
 import { setLogOutput } from '../util/log/logger.js';
@@ -112,5 +115,46 @@ describe('startTestEnv({ webhooks })', () => {
       cms.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'no', namespace: 'default' }, data: { forbidden: '1' } }),
       /admission webhook "vconfigmap\.example\.com" denied the request: key "forbidden" is not allowed/,
     );
+  });
+});
+
+// Two versions of different shape: v1 keeps a size in text ("10Mi"), v2 (stored) in bytes.
+const DiskV1 = defineResource({ group: 'disks.example.com', version: 'v1', kind: 'Disk', storage: false, spec: Type.Object({ size: Type.String() }) });
+const DiskV2 = defineResource({ group: 'disks.example.com', version: 'v2', kind: 'Disk', spec: Type.Object({ sizeBytes: Type.Integer() }) });
+
+describe('startTestEnv({ webhooks: { conversion } })', () => {
+  let env: TestEnv;
+  let calls = 0;
+  before(async () => {
+    env = await startTestEnv({
+      crds: [customResourceDefinition(DiskV1, DiskV2)],
+      webhooks: {
+        conversion: [
+          {
+            kind: DiskV2,
+            handler: conversionWebhook((obj, to) => {
+              calls++;
+              const spec = obj.spec as Record<string, unknown>;
+              if (to === 'disks.example.com/v2') return { ...obj, spec: { sizeBytes: Number(/^(\d+)Mi$/.exec(String(spec.size))![1]) * 1024 * 1024 } };
+              return { ...obj, spec: { size: `${Number(spec.sizeBytes) / (1024 * 1024)}Mi` } };
+            }),
+          },
+        ],
+      },
+    });
+  });
+  after(async () => {
+    await env.stop();
+  });
+
+  it('points the CRD at the handler and converts between the versions through it', async () => {
+    const crd = await env.client.resource<KubeObject & { spec: { conversion?: { strategy?: string } } }>({ group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions' }).get('disks.disks.example.com');
+    assert.equal(crd.spec.conversion?.strategy, 'Webhook');
+    const v1 = env.client.resource<KubeObject & { spec: { size?: string; sizeBytes?: number } }>(gvrOf(DiskV1)).namespace('default');
+    const v2 = env.client.resource<KubeObject & { spec: { size?: string; sizeBytes?: number } }>(gvrOf(DiskV2)).namespace('default');
+    await v1.create({ apiVersion: DiskV1.apiVersion, kind: 'Disk', metadata: { name: 'data' }, spec: { size: '10Mi' } });
+    assert.deepEqual((await v2.get('data')).spec, { sizeBytes: 10 * 1024 * 1024 });
+    assert.deepEqual((await v1.get('data')).spec, { size: '10Mi' });
+    assert.ok(calls >= 2, `the handler converted (${calls} calls)`);
   });
 });
