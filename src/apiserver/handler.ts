@@ -38,6 +38,7 @@ import { newPriorityAdmission, systemPriorityClasses } from './admission/priorit
 import { newTaintNodesByCondition } from './admission/taint-nodes-by-condition.js';
 import { newStorageObjectInUseProtection } from './admission/storage-object-in-use-protection.js';
 import { startWebhookAdmission } from './admission/webhook/webhook-admission.js';
+import { installMatchConditionEngine } from './admission/match-condition-engine.js';
 import { systemNamespaces } from './namespaces.js';
 import {
   bootstrapClusterRoleBindings,
@@ -119,6 +120,7 @@ export async function createApiHandler(opts: ApiHandlerOptions): Promise<ApiHand
   const pcR = resources.storageResource('scheduling.k8s.io', 'priorityclasses')!;
   // The webhooks read `server` (its OpenAPI document) only when called, after it exists.
   const late: { server?: ServerContext } = {};
+  installMatchConditionEngine();
   const webhooks = await startWebhookAdmission({ storage, resources, reader, lister, logger, clock, swagger: () => openApiOf(late.server!).swagger() });
   // Upstream's order: NamespaceLifecycle, LimitRanger, ServiceAccount, ..., the webhooks, ResourceQuota last.
   const defaults: AdmissionPlugin[] = [

@@ -215,9 +215,10 @@ export function schemaDeclType(s: Schema | undefined, isResourceRoot = false): D
         break;
       }
       const fields = new Map<string, DeclField>();
-      const required = new Set(s.required ?? []);
+      const required = new Set(Array.isArray(s.required) ? s.required : []);
       let minSerializedSize = 2;
-      for (const [name, prop] of Object.entries(s.properties ?? {})) {
+      for (const [name, prop] of Object.entries(s.properties && typeof s.properties === 'object' ? s.properties : {})) {
+        if (!prop || typeof prop !== 'object') continue;
         const fieldType = schemaDeclType(prop, !!prop['x-kubernetes-embedded-resource']);
         if (!fieldType) continue;
         const escaped = escapeName(name);
@@ -270,7 +271,7 @@ export function schemaDeclType(s: Schema | undefined, isResourceRoot = false): D
 
 /**
  * MaybeAssignTypeName: names every object type of the tree after its path
- * (`<name>.spec.template`, lists `.@idx`, maps `.@elem`), so that the engine
+ * (`<name>.spec.template`, lists `.__idx__`, maps `.__elem__`: upstream writes `@idx` and `@elem`, which the engine cannot parse in an operator signature), so that the engine
  * can tell them apart. Returns a new tree; the input is not changed.
  */
 export function assignTypeNames(t: DeclType, name: string): DeclType {
@@ -281,11 +282,11 @@ export function assignTypeNames(t: DeclType, name: string): DeclType {
     return { ...t, name: typeName, celType: objectType(typeName), fields };
   }
   if (t.key && t.elem) {
-    const elem = assignTypeNames(t.elem, `${name}.@elem`);
+    const elem = assignTypeNames(t.elem, `${name}.__elem__`);
     return { ...t, elem, celType: mapOf(t.key.celType, elem.celType) };
   }
   if (t.elem) {
-    const elem = assignTypeNames(t.elem, `${name}.@idx`);
+    const elem = assignTypeNames(t.elem, `${name}.__idx__`);
     return { ...t, elem, celType: listOf(elem.celType) };
   }
   return t;

@@ -6,25 +6,71 @@
  * x-kubernetes-list-type so that `==` and `+` follow Kubernetes: a set is
  * equal to any ordering of its members, a map list is equal to any
  * ordering of its entries, and `+` unions sets and merges map lists by key.
+ *
+ * Conversion is lazy and shallow: an object is wrapped, not copied, and a
+ * field is converted when an expression reads it (then remembered by the
+ * wrapper). Objects without a schema stay the plain JSON objects they are
+ * (the engine treats them as maps); their values are converted as they
+ * are read (`fromJsonDyn`).
  */
 import { Duration, UnsignedInt } from '@marcbachmann/cel-js/evaluator';
 import { Optional } from '@marcbachmann/cel-js';
 import type { DeclType } from './types.js';
 
-/** The JavaScript class of an object DeclType's values (the engine tells types apart by constructor). */
-export type CelObjectClass = new () => Record<string, unknown>;
+type Json = Record<string, unknown>;
+
+/**
+ * A JSON object typed by an object DeclType. The engine tells object types
+ * apart by constructor, so every DeclType has its own subclass
+ * (`objectClassOf`). Objects read as shared: never mutate `json`.
+ */
+export class CelObject {
+  #memo: Map<string, unknown> | undefined;
+  constructor(
+    readonly json: Json,
+    readonly decl: DeclType,
+  ) {}
+
+  /** The value of a field by its CEL (escaped) name; undefined when absent. */
+  field(name: string): unknown {
+    const memo = this.#memo;
+    if (memo?.has(name)) return memo.get(name);
+    const f = this.decl.fields?.get(name);
+    const raw = f ? this.json[f.property] : undefined;
+    if (raw === undefined) return undefined;
+    const v = toCel(raw, f!.type);
+    (this.#memo ??= new Map()).set(name, v);
+    return v;
+  }
+
+  /** Whether the field is present (set, possibly to null). */
+  has(name: string): boolean {
+    const f = this.decl.fields?.get(name);
+    return !!f && this.json[f.property] !== undefined;
+  }
+
+  /** The present declared fields, by CEL name. */
+  *entries(): IterableIterator<[string, unknown]> {
+    for (const [name, f] of this.decl.fields ?? []) {
+      if (this.json[f.property] !== undefined) yield [name, this.field(name)];
+    }
+  }
+
+  /** Sizer: the number of properties of the object. */
+  get size(): number {
+    return Object.keys(this.json).length;
+  }
+}
+
+export type CelObjectClass = new (json: Json, decl: DeclType) => CelObject;
 
 const classes = new WeakMap<DeclType, CelObjectClass>();
-const declOfInstance = new WeakMap<object, DeclType>();
 
-/** Base of the generated classes; `celDeclOf(value)` names its DeclType. */
-export class CelObject {}
-
-/** The class whose instances are values of `t` (created on first use). */
+/** The class whose instances are values of object DeclType `t` (created on first use). */
 export function objectClassOf(t: DeclType): CelObjectClass {
   let c = classes.get(t);
   if (!c) {
-    c = class extends CelObject {} as unknown as CelObjectClass;
+    c = class extends CelObject {};
     Object.defineProperty(c, 'name', { value: t.name });
     classes.set(t, c);
   }
@@ -33,14 +79,14 @@ export function objectClassOf(t: DeclType): CelObjectClass {
 
 /** The DeclType of an object value made by toCel, if any. */
 export function celDeclOf(v: unknown): DeclType | undefined {
-  return v !== null && typeof v === 'object' ? declOfInstance.get(v) : undefined;
+  return v instanceof CelObject ? v.decl : undefined;
 }
 
-/** List semantics of a list value: x-kubernetes-list-type and, for map lists, its escaped key fields. */
+/** List semantics of a list value: x-kubernetes-list-type and, for map lists, its key properties. */
 export interface ListSemantics {
   readonly listType: 'set' | 'map';
+  /** Map-list keys: JSON property names. */
   readonly keys: readonly string[];
-  readonly items?: DeclType;
 }
 
 const listSemantics = new WeakMap<readonly unknown[], ListSemantics>();
@@ -52,71 +98,61 @@ export function listSemanticsOf(v: unknown): ListSemantics | undefined {
 /** Converts a JSON value to a CEL value typed by `t` (dyn when absent). */
 export function toCel(v: unknown, t?: DeclType): unknown {
   if (v === null || v === undefined) return null;
-  if (!t || t.name === 'dyn' || t.celType.kind === 'primitive' && t.celType.name === 'dyn') return toCelDyn(v);
-  const ct = t.celType;
+  if (!t || (t.celType.kind === 'primitive' && t.celType.name === 'dyn')) return fromJsonDyn(v);
   if (t.fields) {
-    if (typeof v !== 'object' || Array.isArray(v)) return toCelDyn(v);
-    const C = objectClassOf(t);
-    const o = new C();
-    const src = v as Record<string, unknown>;
-    for (const f of t.fields.values()) {
-      const fv = src[f.property];
-      if (fv !== undefined) o[f.name] = toCel(fv, f.type);
-    }
-    declOfInstance.set(o, t);
-    return o;
+    if (typeof v !== 'object' || Array.isArray(v)) return fromJsonDyn(v);
+    return new (objectClassOf(t))(v as Json, t);
   }
   if (t.key && t.elem) {
-    if (typeof v !== 'object' || Array.isArray(v)) return toCelDyn(v);
+    if (typeof v !== 'object' || Array.isArray(v)) return fromJsonDyn(v);
     const m = new Map<string, unknown>();
-    for (const [k, x] of Object.entries(v as Record<string, unknown>)) m.set(k, toCel(x, t.elem));
+    for (const [k, x] of Object.entries(v as Json)) m.set(k, toCel(x, t.elem));
     return m;
   }
   if (t.elem) {
-    if (!Array.isArray(v)) return toCelDyn(v);
+    if (!Array.isArray(v)) return fromJsonDyn(v);
     const out = v.map((x) => toCel(x, t.elem));
-    if (t.listType === 'set' || t.listType === 'map') {
-      listSemantics.set(out, { listType: t.listType, keys: (t.listMapKeys ?? []).map((k) => k), items: t.elem });
-    }
+    if (t.listType === 'set' || t.listType === 'map') listSemantics.set(out, { listType: t.listType, keys: t.listMapKeys ?? [] });
     return out;
   }
-  if (ct.kind !== 'primitive') return toCelDyn(v);
+  const ct = t.celType;
+  if (ct.kind !== 'primitive') return fromJsonDyn(v);
   switch (ct.name) {
     case 'int':
-      return typeof v === 'number' && Number.isInteger(v) ? BigInt(v) : toCelDyn(v);
+      return typeof v === 'number' && Number.isInteger(v) ? BigInt(v) : fromJsonDyn(v);
     case 'double':
-      return typeof v === 'number' ? v : toCelDyn(v);
-    case 'string':
-    case 'bool':
-      return v;
+      return typeof v === 'number' ? v : fromJsonDyn(v);
     case 'bytes':
-      return typeof v === 'string' ? new Uint8Array(Buffer.from(v, 'base64')) : toCelDyn(v);
+      return typeof v === 'string' ? new Uint8Array(Buffer.from(v, 'base64')) : fromJsonDyn(v);
     case 'timestamp': {
-      if (typeof v !== 'string') return toCelDyn(v);
+      if (typeof v !== 'string') return fromJsonDyn(v);
       const d = new Date(v);
       return Number.isNaN(d.getTime()) ? v : d;
     }
     case 'duration': {
-      if (typeof v !== 'string') return toCelDyn(v);
-      const d = parseGoDuration(v);
-      return d ?? v;
+      if (typeof v !== 'string') return fromJsonDyn(v);
+      return parseGoDuration(v) ?? v;
     }
     default:
-      return toCelDyn(v);
+      return fromJsonDyn(v);
   }
 }
 
-/** A JSON value without a schema: whole numbers as int, objects as maps. */
-export function toCelDyn(v: unknown): unknown {
+/**
+ * A JSON value without a schema: whole numbers as int, lists converted
+ * one level, objects left as they are (plain objects are CEL maps; read
+ * their values through fromJsonDyn too).
+ */
+export function fromJsonDyn(v: unknown): unknown {
   if (v === null || v === undefined) return null;
   if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v) : v;
-  if (Array.isArray(v)) return v.map(toCelDyn);
-  if (typeof v === 'object') {
-    const m = new Map<string, unknown>();
-    for (const [k, x] of Object.entries(v as Record<string, unknown>)) m.set(k, toCelDyn(x));
-    return m;
-  }
+  if (Array.isArray(v)) return v.map(fromJsonDyn);
   return v;
+}
+
+/** True for a plain JSON object (a schemaless CEL map). */
+export function isPlainMap(v: unknown): v is Json {
+  return v !== null && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype;
 }
 
 /** A CEL value back as JSON (for messages and results); bigints become numbers. */
@@ -128,18 +164,19 @@ export function fromCel(v: unknown): unknown {
   if (v instanceof Duration) return formatDuration(v);
   if (v instanceof Uint8Array) return Buffer.from(v).toString('base64');
   if (v instanceof Optional) return v.hasValue() ? fromCel(v.value()) : null;
+  if (v instanceof CelObject) return v.json;
   if (Array.isArray(v) || v instanceof Set) return [...v].map(fromCel);
   if (v instanceof Map) {
-    const o: Record<string, unknown> = {};
+    const o: Json = {};
     for (const [k, x] of v) o[String(k)] = fromCel(x);
     return o;
   }
-  if (typeof v === 'object') {
-    const t = celDeclOf(v);
-    const o: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v as Record<string, unknown>)) o[t?.fields?.get(k)?.property ?? k] = fromCel(x);
+  if (isPlainMap(v)) {
+    const o: Json = {};
+    for (const [k, x] of Object.entries(v)) o[k] = fromCel(fromJsonDyn(x));
     return o;
   }
+  if (typeof (v as { toString?: unknown }).toString === 'function' && (v as { celTypeName?: string }).celTypeName) return String(v);
   return v;
 }
 
@@ -158,12 +195,22 @@ export function parseGoDuration(s: string): Duration | undefined {
     if (frac) total += (BigInt(frac.padEnd(18, '0').slice(0, 18)) * unit) / 10n ** 18n;
   }
   if (neg) total = -total;
-  return new Duration(total / 1000000000n, Number(total % 1000000000n));
+  return durationFromNanos(total);
+}
+
+/** A Duration of a number of nanoseconds (seconds and nanos share the sign). */
+export function durationFromNanos(ns: bigint): Duration {
+  return new Duration(ns / 1000000000n, Number(ns % 1000000000n));
+}
+
+/** A Duration in nanoseconds. */
+export function durationNanos(d: Duration): bigint {
+  return d.seconds * 1000000000n + BigInt(d.nanos);
 }
 
 /** Go's time.Duration.String() of a duration. */
 export function formatDuration(d: Duration): string {
-  let ns = d.seconds * 1000000000n + BigInt(d.nanos);
+  let ns = durationNanos(d);
   if (ns === 0n) return '0s';
   const neg = ns < 0n;
   if (neg) ns = -ns;
@@ -199,8 +246,9 @@ function isEquatable(v: unknown): v is CelEquatable {
 }
 
 /**
- * CEL equality with Kubernetes' list semantics. Numbers compare across
- * int, uint and double; values of different types are unequal.
+ * CEL equality (cel-go's heterogeneous equality) with Kubernetes' list
+ * semantics. Numbers compare across int, uint and double; values of
+ * different types are unequal; maps and objects compare entry by entry.
  */
 export function celEquals(a: unknown, b: unknown): boolean {
   if (a === b) return true;
@@ -209,13 +257,14 @@ export function celEquals(a: unknown, b: unknown): boolean {
   const nb = numeric(b);
   if (na !== undefined || nb !== undefined) {
     if (na === undefined || nb === undefined) return false;
+    if (typeof na === 'number' && Number.isNaN(na)) return false;
     // eslint-disable-next-line eqeqeq
     return na == nb;
   }
   if (typeof a !== 'object' || typeof b !== 'object') return false;
   if (isEquatable(a)) return a.celEquals(b);
   if (a instanceof Date) return b instanceof Date && a.getTime() === b.getTime();
-  if (a instanceof Duration) return b instanceof Duration && a.seconds === b.seconds && a.nanos === b.nanos;
+  if (a instanceof Duration) return b instanceof Duration && durationNanos(a) === durationNanos(b);
   if (a instanceof Uint8Array) return b instanceof Uint8Array && a.length === b.length && a.every((x, i) => x === b[i]);
   if (a instanceof Optional) return b instanceof Optional && (a.hasValue() ? b.hasValue() && celEquals(a.value(), b.value()) : !b.hasValue());
   const la = listLike(a);
@@ -224,8 +273,12 @@ export function celEquals(a: unknown, b: unknown): boolean {
     if (!la || !lb) return false;
     return listsEqual(a as unknown[], la, b as unknown[], lb);
   }
-  const ma = mapLike(a);
-  const mb = mapLike(b);
+  if (a instanceof CelObject || b instanceof CelObject) {
+    if (!(a instanceof CelObject && b instanceof CelObject) || a.constructor !== b.constructor) return false;
+    return objectsEqual(a, b);
+  }
+  const ma = mapEntries(a);
+  const mb = mapEntries(b);
   if (ma && mb) {
     if (ma.size !== mb.size) return false;
     for (const [k, v] of ma) {
@@ -233,15 +286,22 @@ export function celEquals(a: unknown, b: unknown): boolean {
     }
     return true;
   }
-  if (ma || mb) return false;
-  if (a instanceof CelObject || b instanceof CelObject) {
-    if (a.constructor !== b.constructor) return false;
-    const ka = Object.keys(a);
-    if (ka.length !== Object.keys(b).length) return false;
-    const bo = b as Record<string, unknown>;
-    return ka.every((k) => Object.prototype.hasOwnProperty.call(bo, k) && celEquals((a as Record<string, unknown>)[k], bo[k]));
-  }
   return false;
+}
+
+function objectsEqual(a: CelObject, b: CelObject): boolean {
+  const ka = Object.keys(a.json);
+  if (ka.length !== Object.keys(b.json).length) return false;
+  const byProperty = new Map<string, string>();
+  for (const [name, f] of a.decl.fields ?? []) byProperty.set(f.property, name);
+  for (const k of ka) {
+    if (!(k in b.json)) return false;
+    const name = byProperty.get(k);
+    const x = name !== undefined ? a.field(name) : fromJsonDyn(a.json[k]);
+    const y = name !== undefined ? b.field(name) : fromJsonDyn(b.json[k]);
+    if (!celEquals(x, y)) return false;
+  }
+  return true;
 }
 
 function numeric(v: unknown): bigint | number | undefined {
@@ -256,9 +316,14 @@ function listLike(v: object): unknown[] | undefined {
   return undefined;
 }
 
-function mapLike(v: object): Map<unknown, unknown> | undefined {
+/** The entries of a map value (Map or plain JSON object, values converted). */
+function mapEntries(v: object): Map<unknown, unknown> | undefined {
   if (v instanceof Map) return v;
-  if (Object.getPrototypeOf(v) === Object.prototype) return new Map(Object.entries(v));
+  if (isPlainMap(v)) {
+    const m = new Map<unknown, unknown>();
+    for (const [k, x] of Object.entries(v)) m.set(k, fromJsonDyn(x));
+    return m;
+  }
   return undefined;
 }
 
@@ -280,16 +345,15 @@ function listsEqual(a: unknown[], la: unknown[], b: unknown[], lb: unknown[]): b
   return la.every((x, i) => celEquals(x, lb[i]));
 }
 
-/** The identity of a map-list entry: its key fields (JSON property names). */
+/** The identity of a map-list entry: its key properties (JSON property names). */
 export function mapListKey(item: unknown, keys: readonly string[]): string {
-  const t = celDeclOf(item);
   const get = (k: string): unknown => {
-    if (item instanceof Map) return item.get(k);
-    if (item === null || typeof item !== 'object') return undefined;
-    const f = t?.fields ? [...t.fields.values()].find((x) => x.property === k) : undefined;
-    return (item as Record<string, unknown>)[f?.name ?? k];
+    if (item instanceof CelObject) return item.json[k];
+    if (item instanceof Map) return fromCel(item.get(k));
+    if (isPlainMap(item)) return item[k];
+    return undefined;
   };
-  return JSON.stringify(keys.map((k) => fromCel(get(k) ?? null)));
+  return JSON.stringify(keys.map((k) => get(k) ?? null));
 }
 
 /** `a + b` of lists: concatenation, or set union / map-list merge when `a` is a set or map list. */
@@ -322,10 +386,15 @@ export function celListAdd(a: unknown[], b: unknown[]): unknown[] {
 
 /** The size of a value as cel-go's cost tracker sees it (Sizer.Size(), else 1). */
 export function actualSize(v: unknown): number {
-  if (typeof v === 'string') return [...v].length;
+  if (typeof v === 'string') {
+    let n = 0;
+    for (const _ of v) n++;
+    return n;
+  }
   if (v instanceof Uint8Array) return v.length;
   if (Array.isArray(v)) return v.length;
   if (v instanceof Map || v instanceof Set) return v.size;
+  if (v instanceof CelObject) return v.size;
   if (v instanceof Optional && v.hasValue()) return actualSize(v.value());
   if (v !== null && typeof v === 'object' && typeof (v as { celSize?: () => number }).celSize === 'function') return (v as { celSize: () => number }).celSize();
   return 1;

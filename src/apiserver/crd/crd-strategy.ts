@@ -15,6 +15,7 @@ import type { KubeObject } from '../../api/types.js';
 import { invalid, isDNS1035Label, isDNS1123Subdomain, notSupported, required, duplicate, type FieldError } from '../../api/validation.js';
 import type { Strategy } from '../registry/strategy.js';
 import { isPlainObject, type Schema } from './schema.js';
+import { unchangedSchema, validateSchemaRules } from '../cel/crd/schema-rules.js';
 import { allowInvalidCABundleOnUpdate, defaultConversion, hasRecognizedReviewVersionOrNone, validateConversion, validateStoredVersions } from './conversion-validation.js';
 
 export const cleanupFinalizer = 'customresourcecleanup.apiextensions.k8s.io';
@@ -88,7 +89,12 @@ export function validateCrd(crd: Crd, old?: Crd): FieldError[] {
     }
     const schema = v.schema?.openAPIV3Schema as Schema | undefined;
     if (!schema) errs.push(required(`${p}.schema.openAPIV3Schema`, 'schemas are required'));
-    else errs.push(...validateStructural(schema, `${p}.schema.openAPIV3Schema`, true));
+    else {
+      const structural = validateStructural(schema, `${p}.schema.openAPIV3Schema`, true);
+      errs.push(...structural);
+      // x-kubernetes-validations: compiled and costed when the schema is otherwise valid (cost limits relaxed for an unchanged schema)
+      if (structural.length === 0) errs.push(...validateSchemaRules(schema, `${p}.schema.openAPIV3Schema`, { suppressPerExpressionCost: unchangedSchema(old, v.name, schema) }));
+    }
     const scale = v.subresources?.scale;
     if (scale) {
       const sp = `${p}.subresources.scale`;

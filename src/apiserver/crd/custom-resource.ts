@@ -32,6 +32,7 @@ import { applyDefaults } from './schema-defaulting.js';
 import { evaluateJsonPath, getPath, parseJsonPath, setPath } from './json-path.js';
 import { storageVersionOf } from './crd-strategy.js';
 import { customResourceCodec, newCustomResourceConverter, type ConversionDeps } from './conversion.js';
+import { withValidationRules } from '../cel/crd/strategy.js';
 
 type Obj = Record<string, unknown>;
 
@@ -116,7 +117,8 @@ export function customResourceStrategy(crd: CustomResourceDefinition, v: CustomR
   const schema = schemaOf(v);
   const hasStatus = !!v.subresources?.status;
   const scale = v.subresources?.scale ? customScaleAccess(v.subresources.scale) : undefined;
-  return newStrategy({
+  // x-kubernetes-validations (CEL) rules run after schema validation, on create and update (compiled once per schema)
+  return withValidationRules(newStrategy({
     group: spec.group,
     kind: spec.names.kind,
     resource: spec.names.plural,
@@ -141,7 +143,7 @@ export function customResourceStrategy(crd: CustomResourceDefinition, v: CustomR
       if (managedFields !== undefined) meta(newObj).managedFields = managedFields;
     },
     validate: (obj) => validateCustomResource(obj, schema) as never,
-  });
+  }), schema);
 }
 
 /** Printer columns of a version: its additionalPrinterColumns, or Age when it has none. */

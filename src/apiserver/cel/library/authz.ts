@@ -23,6 +23,9 @@ export interface AuthzCheckAttributes {
   name?: string;
   /** Set by `authorizer.serviceAccount(ns, name)`: check as that service account. */
   serviceAccount?: { namespace: string; name: string };
+  /** Set by `.fieldSelector(s)` / `.labelSelector(s)` (AuthzSelectors library), unparsed. */
+  fieldSelector?: string;
+  labelSelector?: string;
 }
 
 export interface AuthzDecision {
@@ -83,7 +86,7 @@ export const authorizerTypeName = A;
 
 export const authzLibrary: CelLibrary = {
   name: 'kubernetes.authz',
-  functions: ['path', 'group', 'serviceAccount', 'resource', 'subresource', 'namespace', 'name', 'check', 'allowed', 'reason', 'errored', 'error'],
+  functions: ['path', 'group', 'serviceAccount', 'resource', 'subresource', 'namespace', 'name', 'check', 'allowed', 'reason', 'errored', 'error', 'fieldSelector', 'labelSelector'],
   declare(env: Environment) {
     for (const [t, ctor] of [
       [A, CelAuthorizer],
@@ -111,6 +114,9 @@ export const authzLibrary: CelLibrary = {
       .registerFunction(`${R}.subresource(string): ${R}`, (r: CelResourceCheck, s: string) => r.with({ subresource: s }))
       .registerFunction(`${R}.namespace(string): ${R}`, (r: CelResourceCheck, s: string) => r.with({ namespace: s }))
       .registerFunction(`${R}.name(string): ${R}`, (r: CelResourceCheck, s: string) => r.with({ name: s }))
+      // AuthzSelectors (Kubernetes 1.31+, on with AuthorizeWithSelectors)
+      .registerFunction(`${R}.fieldSelector(string): ${R}`, (r: CelResourceCheck, s: string) => r.with({ fieldSelector: s }))
+      .registerFunction(`${R}.labelSelector(string): ${R}`, (r: CelResourceCheck, s: string) => r.with({ labelSelector: s }))
       .registerFunction(`${P}.check(string): ${D}`, (p: CelPathCheck, verb: string) => new CelDecision(p.authz.decide({ ...sa(p.authz), verb, path: p.path })))
       .registerFunction(`${R}.check(string): ${D}`, (r: CelResourceCheck, verb: string) => new CelDecision(r.authz.decide({ ...r.attrs, verb })))
       .registerFunction(`${D}.allowed(): bool`, (d: CelDecision) => d.d.decision === 'allow')

@@ -27,9 +27,6 @@ export class CelFormat {
     return other instanceof CelFormat && other.name === this.name;
   }
 
-  celSize(): number {
-    return this.name.length;
-  }
 }
 
 const strfmtDate = (s: string): boolean => {

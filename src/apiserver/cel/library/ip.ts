@@ -240,8 +240,9 @@ export class CelCIDR {
     return other instanceof CelCIDR && other.toString() === this.toString();
   }
 
+  /** cel.CIDR.Size(): the prefix length in bytes, rounded up. */
   celSize(): number {
-    return this.addr.bytes.length + 1;
+    return Math.ceil(this.bits / 8);
   }
 
   toString(): string {

@@ -21,4 +21,10 @@ export const setsLibrary: CelLibrary = {
       .registerFunction('SetsNamespace.equivalent(list<A>, list<A>): bool', (_: unknown, a: unknown[], b: unknown[]) => [...b].every((x) => has([...a], x)) && [...a].every((x) => has([...b], x)))
       .registerFunction('SetsNamespace.intersects(list<A>, list<A>): bool', (_: unknown, a: unknown[], b: unknown[]) => [...b].some((x) => has([...a], x)));
   },
+  // lists of mixed numeric types (list<dyn>) compare by CEL equality, whatever their first element's type
+  overrides: {
+    'sets.contains/2': (_, [a, b]) => [...(b as unknown[])].every((x) => has([...(a as unknown[])], x)),
+    'sets.equivalent/2': (_, [a, b]) => [...(b as unknown[])].every((x) => has([...(a as unknown[])], x)) && [...(a as unknown[])].every((x) => has([...(b as unknown[])], x)),
+    'sets.intersects/2': (_, [a, b]) => [...(b as unknown[])].some((x) => has([...(a as unknown[])], x)),
+  },
 };
