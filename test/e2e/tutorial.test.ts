@@ -81,7 +81,7 @@ describe('docs/runtime-tutorial.md', () => {
 
   it('writes the example operator\'s files', () => {
     const files = heredocs(tutorial);
-    for (const f of ['resources.ts', 'dns.ts', 'controller.ts', 'main.ts']) {
+    for (const f of ['resources.ts', 'dns.ts', 'controller.ts', 'webhooks.ts', 'main.ts']) {
       assert.equal(files.get(`src/${f}`), readFileSync(join(root, 'examples', 'operator', 'src', f), 'utf8').replace(/\n$/, ''), `src/${f} differs from examples/operator/src/${f}`);
     }
   });

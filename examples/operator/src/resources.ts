@@ -1,7 +1,9 @@
 /**
  * The StaticSite custom resource, defined once: its TypeScript type, its
  * CustomResourceDefinition (`kcm crd generate dist/src/resources.js`) and
- * the kind the controller reconciles all come from here.
+ * the kind the controller reconciles all come from here. The API server
+ * enforces the schema's bounds, patterns and CEL rule; the defaulting
+ * webhook (webhooks.ts) runs before them.
  */
 import { Type, conditions, defineResource, type ObjectOf } from 'kcm/runtime';
 
@@ -26,6 +28,9 @@ export const StaticSite = defineResource({
       maxLength: 253,
       description: 'The DNS name the site is published under.',
     }),
+  }, {
+    // CEL, checked by the API server: a transition rule (it sees the old spec as oldSelf on updates).
+    'x-kubernetes-validations': [{ rule: 'self.domain == oldSelf.domain', message: 'domain is immutable: create another StaticSite for another domain' }],
   }),
   status: Type.Object({
     observedGeneration: Type.Optional(Type.Integer({ description: 'The generation the status was computed from.' })),

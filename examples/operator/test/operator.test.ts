@@ -132,6 +132,15 @@ describe('the StaticSite operator', () => {
     assert.equal(await record('shouty.example.com'), (await services().get('shouty')).spec?.clusterIP);
   });
 
+  it('refuses a domain change with its CEL rule, as the API server checks it', async () => {
+    await create('fixed');
+    await assert.rejects(
+      sites().patch('fixed', 'merge', { spec: { domain: 'moved.example.com' } }),
+      (err: unknown) => err instanceof Error && err.message === 'StaticSite.sites.example.com "fixed" is invalid: spec: Invalid value: "object": domain is immutable: create another StaticSite for another domain',
+    );
+    await sites().patch('fixed', 'merge', { spec: { replicas: 2 } });
+  });
+
   it('keeps reconciling after its watches are dropped', async () => {
     await eventually(() => assert.ok(env.faults.dropWatches() > 0));
     await create('after-drop');
