@@ -14,7 +14,7 @@ import { childSchema, fieldMeta, hasStrategy, itemSchema, type FieldMeta, type S
 /** Paths joined with '\n' (tokens never contain a newline: JSON escapes it). */
 export type FieldSet = Set<string>;
 
-const SEP = '\n';
+export const SEP = '\n';
 export const pathKey = (tokens: readonly string[]): string => tokens.join(SEP);
 export const pathTokens = (key: string): string[] => (key === '' ? [] : key.split(SEP));
 

@@ -69,6 +69,19 @@ describe('server-side apply', () => {
     assert.equal(hpa, undefined, 'hpa owned only replicas and lost it');
   });
 
+  it('keeps the status owners when the main resource is updated', () => {
+    let obj = apply(undefined, cfg(1));
+    const withStatus = { ...structuredClone(obj), status: { replicas: 1 } };
+    recordUpdate(obj, withStatus, 'kube-controller-manager', T, { gvk, subresource: 'status' });
+    obj = withStatus;
+    const spec = { ...structuredClone(obj), spec: { ...(obj.spec as any), minReadySeconds: 3 } };
+    recordUpdate(obj, spec, 'kubectl-edit', T, { gvk });
+    const status = spec.metadata!.managedFields!.find((m) => m.manager === 'kube-controller-manager');
+    assert.ok(status, 'the status manager keeps its entry');
+    assert.equal(status.subresource, 'status');
+    assert.deepEqual(status.fieldsV1, { 'f:status': { 'f:replicas': {} } });
+  });
+
   it('does not conflict when the applied value equals the live one', () => {
     const obj = apply(undefined, cfg(1), 'alice');
     const out = apply(obj, cfg(1), 'bob');

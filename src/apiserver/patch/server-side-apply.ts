@@ -14,7 +14,7 @@
 import type { GroupVersionKind, KubeObject } from '../../api/types.js';
 import { StatusError, newStatus } from '../../client/errors.js';
 import type { ManagedFieldsEntry } from 'kubernetes-types/meta/v1.js';
-import { displayPath, fieldSetOf, fromFieldsV1, itemKeyToken, listKindOf, newValueLookup, pathTokens, removeAt, toFieldsV1, valueAt, type FieldSet } from './field-set.js';
+import { SEP, displayPath, fieldSetOf, pathKey, fromFieldsV1, itemKeyToken, listKindOf, newValueLookup, pathTokens, removeAt, toFieldsV1, valueAt, type FieldSet } from './field-set.js';
 import { isObject, jsonEqual, type JsonObject } from './json-value.js';
 import { childSchema, fieldMeta, genericObjectSchema, itemSchema, schemaForKind, type SchemaNode } from './schema.js';
 
@@ -236,8 +236,11 @@ export function recordUpdate(old: KubeObject | undefined, updated: KubeObject, m
     if (isObject(nv) || (Array.isArray(nv) && listKindOf(fieldMetaAt(schema, p)).kind !== 'atomic')) return ov === undefined;
     return !jsonEqual(nv, ov);
   });
+  // A write that does not carry status (the main resource) leaves the status fields' owners alone.
+  const statusPrefix = pathKey(['f:status']);
+  const outOfScope = (p: string) => !includeStatus && (p === statusPrefix || p.startsWith(`${statusPrefix}${SEP}`));
   for (const o of owned) {
-    for (const p of [...o.set]) if (!newSet.has(p)) o.set.delete(p);
+    for (const p of [...o.set]) if (!newSet.has(p) && !outOfScope(p)) o.set.delete(p);
     if (!(o.entry.manager === manager && o.entry.operation === 'Update')) for (const p of changed) o.set.delete(p);
   }
   if (changed.length) {
