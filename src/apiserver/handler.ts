@@ -39,6 +39,7 @@ import { newTaintNodesByCondition } from './admission/taint-nodes-by-condition.j
 import { newStorageObjectInUseProtection } from './admission/storage-object-in-use-protection.js';
 import { startWebhookAdmission } from './admission/webhook/webhook-admission.js';
 import { installMatchConditionEngine } from './admission/match-condition-engine.js';
+import { startPolicyAdmission } from './admission/policy/plugin.js';
 import { systemNamespaces } from './namespaces.js';
 import {
   bootstrapClusterRoleBindings,
@@ -122,6 +123,7 @@ export async function createApiHandler(opts: ApiHandlerOptions): Promise<ApiHand
   const late: { server?: ServerContext } = {};
   installMatchConditionEngine();
   const webhooks = await startWebhookAdmission({ storage, resources, reader, lister, logger, clock, swagger: () => openApiOf(late.server!).swagger() });
+  const policies = await startPolicyAdmission({ storage, resources, reader, lister, logger, authorizer: () => late.server?.auth.authorizer });
   // Upstream's order: NamespaceLifecycle, LimitRanger, ServiceAccount, ..., the webhooks, ResourceQuota last.
   const defaults: AdmissionPlugin[] = [
     newNamespaceLifecycle(reader),
@@ -132,6 +134,7 @@ export async function createApiHandler(opts: ApiHandlerOptions): Promise<ApiHand
     newTaintNodesByCondition(),
     newStorageObjectInUseProtection(),
     webhooks.mutating,
+    policies.plugin,
     webhooks.validating,
     newResourceQuotaAdmission(lister, { clock }),
   ];
@@ -277,6 +280,7 @@ export async function createApiHandler(opts: ApiHandlerOptions): Promise<ApiHand
       stopTracking();
       crds.stop();
       for (const w of [...server.watches]) w.stop();
+      policies.close();
       await webhooks.close();
     },
     metrics,

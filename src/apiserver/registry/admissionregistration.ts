@@ -31,6 +31,7 @@ import {
 import { validateLabelSelector } from './meta-validation.js';
 import { validateWebhookService, validateWebhookURL } from '../admission/webhook/client-config-validation.js';
 import { matchConditionEngine } from '../admission/webhook/match-conditions.js';
+import { validatePolicyExpressions } from '../admission/policy/validation.js';
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -402,6 +403,9 @@ export function validateValidatingAdmissionPolicy(obj: KubeObject): FieldError[]
     if (keys.has(key)) errs.push(duplicate(`${ap}.key`, key));
     keys.add(key);
   });
+  // Every expression compiled in the policy's environment (fields already in error are not compiled again).
+  const bad = new Set(errs.map((e) => e.field));
+  for (const e of validatePolicyExpressions(obj as never)) if (!bad.has(e.field)) errs.push(celError(e.field, e.expression, e));
   return errs;
 }
 
