@@ -11,14 +11,13 @@
 import type { MatchResources, NamedRuleWithOperations } from 'kubernetes-types/admissionregistration/v1.js';
 import type { KubeObject } from '../../../api/types.js';
 import { selectorFromLabelSelector, type LabelSelectorValue } from '../../../api/labels.js';
-import { newStatus } from '../../../client/errors.js';
 import type { ObjectReader } from '../admission.js';
 import type { ResourceTable, ServedResource } from '../../resources.js';
-import { internalError, StatusError } from '../../status.js';
+import { StatusError } from '../../status.js';
 import type { GroupVersionKind, GroupVersionResource } from '../webhook/admission-review.js';
-import type { RequestView } from '../webhook/dispatch.js';
+import { matchNamespaceSelector, matchObjectSelector, type RequestView } from '../webhook/dispatch.js';
 import { ruleMatches, type RuleTarget } from '../webhook/rules.js';
-import { equivalentResources, gvrOf, kindFor, requestObjects } from '../webhook/versions.js';
+import { equivalentResources, gvrOf, kindFor } from '../webhook/versions.js';
 
 /** What a policy matched: the resource and kind its expressions see the request at. */
 export interface MatchedAt {
@@ -64,34 +63,6 @@ export async function namespaceOf(deps: MatchDeps, v: RequestView): Promise<Kube
   return deps.reader.get('', 'namespaces', '', v.namespace);
 }
 
-/** MatchNamespaceSelector: true, false, or the error that fails the request if the rules match. */
-async function matchNamespace(deps: MatchDeps, m: ParsedMatchResources, v: RequestView): Promise<boolean | StatusError> {
-  const a = v.a;
-  const isNamespaces = a.resource.group === '' && a.resource.resource === 'namespaces';
-  if (!v.namespace && !isNamespaces) return true;
-  const sel = m.namespaceSelector;
-  if (sel instanceof Error) return internalError(sel);
-  if (sel.empty()) return true;
-  let labels: Record<string, string> | undefined;
-  if (isNamespaces && a.subresource === '' && (a.operation === 'CREATE' || a.operation === 'UPDATE')) {
-    labels = a.object?.metadata?.labels;
-  } else {
-    const ns = await deps.reader.get('', 'namespaces', '', v.namespace);
-    if (!ns) return new StatusError(newStatus(404, 'NotFound', `namespaces ${JSON.stringify(v.namespace)} not found`, { name: v.namespace, kind: 'namespaces' }));
-    labels = ns.metadata?.labels;
-  }
-  return sel.matches(labels ?? {});
-}
-
-/** MatchObjectSelector: the new or the old object's labels. */
-function matchObject(m: ParsedMatchResources, v: RequestView): boolean | StatusError {
-  const sel = m.objectSelector;
-  if (sel instanceof Error) return internalError(sel);
-  if (sel.empty()) return true;
-  const { object, oldObject } = requestObjects(v.a);
-  const has = (o: KubeObject | undefined) => !!o && sel.matches(o.metadata?.labels ?? {});
-  return has(object) || has(oldObject);
-}
 
 function nameMatches(rule: NamedRuleWithOperations, name: string): boolean {
   const names = rule.resourceNames ?? [];
@@ -125,9 +96,9 @@ function matchesResourceRules(deps: MatchDeps, rules: readonly NamedRuleWithOper
  * Empty resourceRules match every request (bindings leave them out).
  */
 export async function matches(deps: MatchDeps, m: ParsedMatchResources, v: RequestView): Promise<MatchOutcome> {
-  const ns = await matchNamespace(deps, m, v);
+  const ns = await matchNamespaceSelector(deps.reader, m.namespaceSelector, v);
   if (ns === false) return { matches: false };
-  const obj = matchObject(m, v);
+  const obj = matchObjectSelector(m.objectSelector, v);
   if (obj === false) return { matches: false };
   const spec = m.spec;
   if (matchesResourceRules(deps, spec.excludeResourceRules ?? [], spec.matchPolicy, v).matches) return { matches: false };

@@ -7,6 +7,7 @@
  * its answer checked.
  */
 import { randomUUID } from 'node:crypto';
+import type { LabelSelectorValue } from '../../../api/labels.js';
 import type { MutatingWebhook } from 'kubernetes-types/admissionregistration/v1.js';
 import type { KubeObject, Status } from '../../../api/types.js';
 import { apiVersionOf } from '../../../api/types.js';
@@ -61,28 +62,29 @@ function ruleTarget(v: RequestView, gvr: GroupVersionResource): RuleTarget {
   return { operation: v.a.operation, group: gvr.group, version: gvr.version, resource: gvr.resource, subresource: v.a.subresource, namespace: v.namespace };
 }
 
-/** MatchNamespaceSelector: true, false, or the error that fails the request if the webhook's rules match. */
-async function matchNamespace(deps: DispatchDeps, w: WebhookAccessor, v: RequestView): Promise<boolean | StatusError> {
+/**
+ * MatchNamespaceSelector (shared by webhooks and admission policies): true,
+ * false, or the error that fails the request if the rules match.
+ */
+export async function matchNamespaceSelector(reader: ObjectReader, sel: LabelSelectorValue | Error, v: RequestView): Promise<boolean | StatusError> {
   const a = v.a;
   const isNamespaces = a.resource.group === '' && a.resource.resource === 'namespaces';
   if (!v.namespace && !isNamespaces) return true;
-  const sel = w.namespaceSelector();
   if (sel instanceof Error) return internalError(sel);
   if (sel.empty()) return true;
   let labels: Record<string, string> | undefined;
   if (isNamespaces && a.subresource === '' && (a.operation === 'CREATE' || a.operation === 'UPDATE')) {
     labels = a.object?.metadata?.labels;
   } else {
-    const ns = await deps.reader.get('', 'namespaces', '', v.namespace);
+    const ns = await reader.get('', 'namespaces', '', v.namespace);
     if (!ns) return new StatusError(newStatus(404, 'NotFound', `namespaces ${JSON.stringify(v.namespace)} not found`, { name: v.namespace, kind: 'namespaces' }));
     labels = ns.metadata?.labels;
   }
   return sel.matches(labels ?? {});
 }
 
-/** MatchObjectSelector: the new or the old object's labels. */
-function matchObject(w: WebhookAccessor, v: RequestView): boolean | StatusError {
-  const sel = w.objectSelector();
+/** MatchObjectSelector (shared by webhooks and admission policies): the new or the old object's labels. */
+export function matchObjectSelector(sel: LabelSelectorValue | Error, v: RequestView): boolean | StatusError {
   if (sel instanceof Error) return internalError(sel);
   if (sel.empty()) return true;
   const { object, oldObject } = requestObjects(v.a);
@@ -92,9 +94,9 @@ function matchObject(w: WebhookAccessor, v: RequestView): boolean | StatusError 
 
 /** ShouldCallHook without matchConditions: the invocation, undefined when the webhook does not apply. Throws what fails the request. */
 export async function invocationFor(deps: DispatchDeps, w: WebhookAccessor, v: RequestView): Promise<Invocation | undefined> {
-  const ns = await matchNamespace(deps, w, v);
+  const ns = await matchNamespaceSelector(deps.reader, w.namespaceSelector(), v);
   if (ns === false) return undefined;
-  const obj = matchObject(w, v);
+  const obj = matchObjectSelector(w.objectSelector(), v);
   if (obj === false) return undefined;
   const rules = (w.hook.rules ?? []) as RuleWithOperations[];
   let inv: Invocation | undefined;

@@ -17,7 +17,8 @@
 import { Agent, request, type Dispatcher } from 'undici';
 import type { Clock } from '../../../util/clock/clock.js';
 import { realClock } from '../../../util/clock/clock.js';
-import { newStatus, StatusError } from '../../../client/errors.js';
+import { StatusError } from '../../../client/errors.js';
+import { genericServerResponse } from '../../../client/response-errors.js';
 import type { Status } from '../../../api/types.js';
 import type { ServiceResolver } from './service-resolver.js';
 import { hostnameOf, parseGoUrl, portOf } from './go-url.js';
@@ -124,42 +125,9 @@ export function goNetError(err: unknown, dialAddr: string, serverName: string): 
   }
 }
 
-/** rest client's NewGenericServerResponse text for a non-2xx answer that is not a Status. */
+/** rest client's NewGenericServerResponse for a non-2xx answer that is not a Status. */
 function unexpectedResponse(code: number, serverMessage: string): StatusError {
-  let reason = 'Unknown';
-  let message = `the server responded with the status code ${code} but did not return more information`;
-  switch (code) {
-    case 404:
-      reason = 'NotFound';
-      message = 'the server could not find the requested resource';
-      break;
-    case 400:
-      reason = 'BadRequest';
-      message = 'the server rejected our request for an unknown reason';
-      break;
-    case 401:
-      reason = 'Unauthorized';
-      message = 'the server has asked for the client to provide credentials';
-      break;
-    case 403:
-      reason = 'Forbidden';
-      message = serverMessage;
-      break;
-    case 405:
-      reason = 'MethodNotAllowed';
-      message = 'the server does not allow this method on the requested resource';
-      break;
-    case 429:
-      reason = 'TooManyRequests';
-      message = 'the server has received too many requests and has asked us to try again later';
-      break;
-    default:
-      if (code >= 500) {
-        reason = 'InternalError';
-        message = `an error on the server (${JSON.stringify(serverMessage)}) has prevented the request from succeeding`;
-      }
-  }
-  return new StatusError(newStatus(code, reason, message, { causes: [{ reason: 'UnexpectedServerResponse', message: serverMessage }] }));
+  return new StatusError(genericServerResponse(code, 'POST', serverMessage));
 }
 
 interface CachedAgent {

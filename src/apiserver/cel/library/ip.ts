@@ -6,6 +6,7 @@
  * containsCIDR, ip, prefixLength, masked; string() of both. Errors read as
  * Go's (`ParseAddr("1.2.3"): IPv4 address too short`).
  */
+import { formatIPv6 } from '../../../util/net/ip.js';
 import type { Environment } from '@marcbachmann/cel-js';
 import { celError, type CelLibrary } from './library.js';
 
@@ -42,33 +43,7 @@ export class CelIP {
     if (this.is4In6) return `::ffff:${[...this.bytes.slice(12)].join('.')}${this.zone ? `%${this.zone}` : ''}`;
     const groups: number[] = [];
     for (let i = 0; i < 16; i += 2) groups.push((this.bytes[i]! << 8) | this.bytes[i + 1]!);
-    // longest run of zero groups (at least 2) becomes ::
-    let bestStart = -1;
-    let bestLen = 0;
-    for (let i = 0; i < 8; ) {
-      if (groups[i] !== 0) {
-        i++;
-        continue;
-      }
-      let j = i;
-      while (j < 8 && groups[j] === 0) j++;
-      if (j - i > bestLen && j - i >= 2) {
-        bestStart = i;
-        bestLen = j - i;
-      }
-      i = j;
-    }
-    let out = '';
-    for (let i = 0; i < 8; i++) {
-      if (i === bestStart) {
-        out += '::';
-        i += bestLen - 1;
-        continue;
-      }
-      if (out !== '' && !out.endsWith(':')) out += ':';
-      out += groups[i]!.toString(16);
-    }
-    return out + (this.zone ? `%${this.zone}` : '');
+    return formatIPv6(groups) + (this.zone ? `%${this.zone}` : '');
   }
 
   private v4(): Uint8Array | undefined {
