@@ -59,9 +59,9 @@ describe('builtin resources', () => {
       seen.add(key);
       assert.equal(Object.isFrozen(r), true);
     }
-    // 17 core/v1 resources + 34 in the other groups (HPA counted in v2 and v1).
+    // 17 core/v1 resources + 38 in the other groups (HPA counted in v2 and v1; admissionregistration's four).
     assert.equal(builtinResources.filter((r) => r.group === '').length, 17);
-    assert.equal(builtinResources.length, 51);
+    assert.equal(builtinResources.length, 55);
   });
 
   it('puts exactly the kubectl "all" resources in the all category', () => {
@@ -93,7 +93,8 @@ describe('lookups', () => {
     const groups = groupVersions().map((g) => g.group);
     assert.equal(groups[0], '');
     assert.equal(new Set(groups).size, groups.length);
-    assert.equal(groups.length, 17);
+    assert.equal(groups.length, 18);
+    assert.ok(groups.includes('admissionregistration.k8s.io'));
   });
 
   it('finds resources by kind and by short name', () => {
