@@ -13,8 +13,11 @@ import type { Random } from './random.js';
 export const NO_NODES_AVAILABLE = 'no nodes available to schedule pods';
 
 export type ScheduleResult =
-  | { kind: 'scheduled'; node: string; feasibleNodes: number; evaluatedNodes: number }
-  | { kind: 'unschedulable'; message: string; nodeStatuses: Map<string, Status> };
+  /** `ctx` carries the plugins' cycle state on to reserve and preBind. */
+  | { kind: 'scheduled'; node: string; feasibleNodes: number; evaluatedNodes: number; ctx: CycleContext }
+  | { kind: 'unschedulable'; message: string; nodeStatuses: Map<string, Status> }
+  /** A plugin failed with an internal error (an Error status): a SchedulerError, not a FitError. */
+  | { kind: 'error'; message: string };
 
 /** A pod that fits no node, with each node's failing status (framework.FitError). */
 export interface FitError {
@@ -89,6 +92,7 @@ export function schedulePod(pod: Pod, opts: ScheduleOptions, podInfo: PodInfo = 
   const statuses = new Map<string, Status>();
   for (const f of profile.filters) {
     const s = f.preFilter?.(ctx);
+    if (s?.code === 'Error') return { kind: 'error', message: `running PreFilter plugin ${JSON.stringify(f.name)}: ${s.reasons.join(', ')}` };
     if (s) {
       for (const n of nodes) statuses.set(nodeName(n), { ...s, plugin: f.name });
       const fit: FitError = { numAllNodes: nodes.length, nodeStatuses: statuses, preFilterMessage: s.reasons.join(', ') };
@@ -100,6 +104,7 @@ export function schedulePod(pod: Pod, opts: ScheduleOptions, podInfo: PodInfo = 
   const feasible: NodeInfo[] = [];
   for (const n of nodes) {
     const s = runFilters(ctx, profile, n);
+    if (s?.code === 'Error') return { kind: 'error', message: `running ${JSON.stringify(s.plugin)} filter plugin: ${s.reasons.join(', ')}` };
     if (s) statuses.set(nodeName(n), s);
     else feasible.push(n);
   }
@@ -108,10 +113,10 @@ export function schedulePod(pod: Pod, opts: ScheduleOptions, podInfo: PodInfo = 
     fit.postFilterMessage = preemptionMessage(pod, statuses);
     return { kind: 'unschedulable', message: fitErrorMessage(fit), nodeStatuses: statuses };
   }
-  if (feasible.length === 1) return { kind: 'scheduled', node: nodeName(feasible[0]!), feasibleNodes: 1, evaluatedNodes: nodes.length };
+  if (feasible.length === 1) return { kind: 'scheduled', node: nodeName(feasible[0]!), feasibleNodes: 1, evaluatedNodes: nodes.length, ctx };
 
   const totals = prioritizeNodes(ctx, profile, feasible);
-  return { kind: 'scheduled', node: selectHost(totals, opts.random), feasibleNodes: feasible.length, evaluatedNodes: nodes.length };
+  return { kind: 'scheduled', node: selectHost(totals, opts.random), feasibleNodes: feasible.length, evaluatedNodes: nodes.length, ctx };
 }
 
 /** Weighted sum of every score plugin's normalised scores, per feasible node (in `feasible` order). */

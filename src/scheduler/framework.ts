@@ -1,12 +1,17 @@
 /**
- * The plugin contracts (a small subset of the scheduling framework) and the
- * state one scheduling cycle shares between them.
+ * The plugin contracts (a subset of the scheduling framework) and the state
+ * one scheduling cycle shares between them.
  *
- * A cycle: every filter plugin's preFilter once, then filter per node; then,
- * for the feasible nodes, each score plugin's preScore, score per node and
- * normalize; the weighted sum picks the node.
+ * A scheduling cycle: every filter plugin's preFilter once, then filter per
+ * node; then, for the feasible nodes, each score plugin's preScore, score per
+ * node and normalize; the weighted sum picks the node. Then each reserve
+ * plugin's reserve (in order; on failure, unreserve of all in reverse) and the
+ * pod is assumed on the node. The binding cycle (in the background): each
+ * preBind plugin in order, then the Binding; a failure there runs every
+ * unreserve and retries the pod.
  */
-import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { PersistentVolume, PersistentVolumeClaim, Pod } from 'kubernetes-types/core/v1.js';
+import type { CSINode, StorageClass } from 'kubernetes-types/storage/v1.js';
 import type { Labels, Selector } from '../api/labels.js';
 import type { NodeInfo, PodInfo } from './node-info.js';
 
@@ -16,7 +21,7 @@ export const MAX_NODE_SCORE = 100;
  * Unschedulable: another pod's removal (preemption) could help.
  * UnschedulableAndUnresolvable: nothing short of a cluster change helps.
  */
-export type StatusCode = 'Unschedulable' | 'UnschedulableAndUnresolvable';
+export type StatusCode = 'Unschedulable' | 'UnschedulableAndUnresolvable' | 'Error';
 
 /** A failed filter (success is `undefined`). Each reason is counted in the FailedScheduling message. */
 export interface Status {
@@ -31,6 +36,10 @@ export function unschedulable(...reasons: string[]): Status {
 }
 export function unresolvable(...reasons: string[]): Status {
   return { code: 'UnschedulableAndUnresolvable', reasons };
+}
+/** An internal error (framework.AsStatus): the attempt fails with a SchedulerError instead of counting the node as unfit. */
+export function errorStatus(message: string): Status {
+  return { code: 'Error', reasons: [message] };
 }
 
 /** What the plugins see of the cluster during one cycle. */
@@ -63,11 +72,25 @@ export interface ClusterLookups {
    * StatefulSets selecting `pod` (used by default topology spreading).
    */
   ownerSelectors(pod: Pod): Selector[];
+  /** A pod from the informer cache (the binding cycle checks that it still exists). */
+  pod(namespace: string, name: string): Pod | undefined;
+  /** A PersistentVolumeClaim from the informer cache (shared; read-only). */
+  claim(namespace: string, name: string): PersistentVolumeClaim | undefined;
+  persistentVolume(name: string): PersistentVolume | undefined;
+  persistentVolumes(): readonly PersistentVolume[];
+  storageClass(name: string): StorageClass | undefined;
+  csiNode(name: string): CSINode | undefined;
 }
 
 export const noLookups: ClusterLookups = {
   namespaceLabels: () => undefined,
   ownerSelectors: () => [],
+  pod: () => undefined,
+  claim: () => undefined,
+  persistentVolume: () => undefined,
+  persistentVolumes: () => [],
+  storageClass: () => undefined,
+  csiNode: () => undefined,
 };
 
 /** Per-cycle state: each plugin stores what its preFilter / preScore computed. */
@@ -84,6 +107,23 @@ export interface FilterPlugin {
   /** Returning a status rejects every node with it (no per-node filter runs). */
   preFilter?(ctx: CycleContext): Status | undefined;
   filter(ctx: CycleContext, node: NodeInfo): Status | undefined;
+}
+
+/**
+ * Reserve / Unreserve: reserve runs once the node is chosen, before the pod
+ * is assumed; unreserve undoes it when a later step fails and must be
+ * idempotent (it may run for a plugin whose reserve never ran).
+ */
+export interface ReservePlugin {
+  readonly name: string;
+  reserve(ctx: CycleContext, node: string): Status | undefined;
+  unreserve(ctx: CycleContext, node: string): void;
+}
+
+/** PreBind: runs in the binding cycle before the Binding is created; may wait. A status fails the attempt. */
+export interface PreBindPlugin {
+  readonly name: string;
+  preBind(ctx: CycleContext, node: string, signal: AbortSignal): Promise<Status | undefined>;
 }
 
 export interface NodeScore {

@@ -1,6 +1,6 @@
 import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Node as CoreNode, Pod as CorePod, Taint } from 'kubernetes-types/core/v1.js';
+import type { Node as CoreNode, PersistentVolume, PersistentVolumeClaim, Pod as CorePod, Taint } from 'kubernetes-types/core/v1.js';
 import type { KubeObject } from '../api/types.js';
 import { GVR } from '../api/gvr.js';
 import { newFakeClient, type FakeClient } from '../controller/testing/fake-client.js';
@@ -9,6 +9,7 @@ import { newFakeRecorder, type FakeEventRecorder } from '../tools/record/fake-re
 import { FakeClock, flushMicrotasks } from '../util/clock/clock.js';
 import { newLogger, setLogOutput } from '../util/log/logger.js';
 import { seededRandom } from './random.js';
+import { claimVolumes, makeClaim, makeStorageClass, makeVolume } from './testing.js';
 import { newScheduler, type Scheduler } from './scheduler.js';
 
 type Node = CoreNode & KubeObject;
@@ -230,5 +231,121 @@ describe('default scheduler', () => {
     assert.equal(boundNode(env.fake, 'gated'), undefined);
     assert.equal(env.fake.actions().filter((a) => a.subresource === 'binding').length, 0);
     await env.stop();
+  });
+
+  describe('volumes', () => {
+    const claimObj = (c: PersistentVolumeClaim) => ({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', ...c }) as PersistentVolumeClaim & KubeObject;
+    const volumeObj = (v: PersistentVolume) => ({ apiVersion: 'v1', kind: 'PersistentVolume', ...v }) as PersistentVolume & KubeObject;
+    const classObj = (name: string, mode: 'Immediate' | 'WaitForFirstConsumer') => ({ apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', ...makeStorageClass(name, { mode }) }) as KubeObject;
+    const storedClaim = (fake: FakeClient, name: string) => fake.stored<PersistentVolumeClaim & KubeObject>(GVR.persistentVolumeClaims, 'default', name);
+
+    it('keeps a pod with an unbound Immediate claim pending, and binds it once the claim is bound', async () => {
+      const env = await start((f) => {
+        f.seed(GVR.nodes, node('n1'));
+        f.seed(GVR.storageClasses, classObj('standard', 'Immediate'));
+        f.seed(GVR.persistentVolumeClaims, claimObj(makeClaim('data', { class: 'standard' })));
+      });
+      env.fake.seed(GVR.pods, pod('web', { spec: { volumes: claimVolumes('data') } }));
+      await settle();
+      const msg =
+        '0/1 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling..';
+      assert.deepEqual(env.recorder.events, [`Warning FailedScheduling ${msg}`]);
+      await settle();
+      assert.equal(env.fake.stored<Pod>(GVR.pods, 'default', 'web')?.status?.conditions?.find((c) => c.type === 'PodScheduled')?.message, msg);
+      assert.equal(boundNode(env.fake, 'web'), undefined);
+
+      // The PersistentVolume controller binds the claim: the claim update retries the pod.
+      const c = storedClaim(env.fake, 'data')!;
+      env.fake.seed(GVR.persistentVolumes, volumeObj(makeVolume('pv-1', { class: 'standard', claim: c })));
+      await env.fake
+        .resource(GVR.persistentVolumeClaims)
+        .namespace('default')
+        .update({ ...c, metadata: { ...c.metadata, annotations: { 'pv.kubernetes.io/bind-completed': 'yes' } }, spec: { ...c.spec, volumeName: 'pv-1' } });
+      for (let i = 0; i < 3 && !boundNode(env.fake, 'web'); i++) {
+        await env.clock.advance(1_000);
+        await settle();
+        await env.sched.waitForBindings();
+      }
+      assert.equal(boundNode(env.fake, 'web'), 'n1');
+      await env.stop();
+    });
+
+    it('sends a pod whose claim is bound to a local volume to that node', async () => {
+      const env = await start((f) => {
+        f.seed(GVR.nodes, node('n1'), node('n2'), node('n3'));
+        const c = claimObj(makeClaim('data', { volume: 'local-n3' }));
+        f.seed(GVR.persistentVolumeClaims, c);
+        f.seed(GVR.persistentVolumes, volumeObj(makeVolume('local-n3', { hosts: ['n3'], claim: storedClaim(f, 'data') })));
+      });
+      env.fake.seed(GVR.pods, pod('db', { spec: { volumes: claimVolumes('data') } }));
+      await settle();
+      await env.sched.waitForBindings();
+      await settle();
+      assert.equal(boundNode(env.fake, 'db'), 'n3');
+      await env.stop();
+    });
+
+    it('selects a node for a WaitForFirstConsumer claim and binds the pod once the claim is provisioned and bound', async () => {
+      const env = await start((f) => {
+        f.seed(GVR.nodes, node('n1'));
+        f.seed(GVR.storageClasses, classObj('wffc', 'WaitForFirstConsumer'));
+        f.seed(GVR.persistentVolumeClaims, claimObj(makeClaim('data', { class: 'wffc' })));
+      });
+      env.fake.seed(GVR.pods, pod('web', { spec: { volumes: claimVolumes('data') } }));
+      await settle();
+      const c = storedClaim(env.fake, 'data')!;
+      assert.equal(c.metadata?.annotations?.['volume.kubernetes.io/selected-node'], 'n1');
+      assert.equal(boundNode(env.fake, 'web'), undefined, 'waits for the claim');
+      await env.clock.advance(1_000);
+      await settle();
+      assert.equal(boundNode(env.fake, 'web'), undefined, 'still waits for the claim');
+
+      // The provisioner creates the volume; the PersistentVolume controller binds both.
+      env.fake.seed(GVR.persistentVolumes, volumeObj(makeVolume('pvc-123', { class: 'wffc', claim: c })));
+      await env.fake
+        .resource(GVR.persistentVolumeClaims)
+        .namespace('default')
+        .update({ ...c, metadata: { ...c.metadata, annotations: { ...c.metadata?.annotations, 'pv.kubernetes.io/bind-completed': 'yes' } }, spec: { ...c.spec, volumeName: 'pvc-123' } });
+      await settle();
+      await env.clock.advance(1_000);
+      await settle();
+      await env.sched.waitForBindings();
+      await settle();
+      assert.equal(boundNode(env.fake, 'web'), 'n1');
+      await env.stop();
+    });
+
+    it('reports a failed provisioning as a SchedulerError and selects a node again after the backoff', async () => {
+      const env = await start((f) => {
+        f.seed(GVR.nodes, node('n1'));
+        f.seed(GVR.storageClasses, classObj('wffc', 'WaitForFirstConsumer'));
+        f.seed(GVR.persistentVolumeClaims, claimObj(makeClaim('data', { class: 'wffc' })));
+      });
+      env.fake.seed(GVR.pods, pod('web', { spec: { volumes: claimVolumes('data') } }));
+      await settle();
+      const c = storedClaim(env.fake, 'data')!;
+      assert.equal(c.metadata?.annotations?.['volume.kubernetes.io/selected-node'], 'n1');
+      // The provisioner gives up on n1: it removes the annotation but keeps the others.
+      await env.fake
+        .resource(GVR.persistentVolumeClaims)
+        .namespace('default')
+        .update({ ...c, metadata: { ...c.metadata, annotations: { 'volume.kubernetes.io/storage-provisioner': 'example.com/csi' } } });
+      await settle();
+      await env.clock.advance(1_000);
+      await settle();
+      const msg = 'running PreBind plugin "VolumeBinding": binding volumes: provisioning failed for PVC "data"';
+      assert.ok(env.recorder.events.includes(`Warning FailedScheduling ${msg}`), env.recorder.events.join('\n'));
+      const cond = env.fake.stored<Pod>(GVR.pods, 'default', 'web')?.status?.conditions?.find((x) => x.type === 'PodScheduled');
+      assert.equal(cond?.reason, 'SchedulerError');
+      assert.equal(cond?.message, msg);
+      assert.equal(boundNode(env.fake, 'web'), undefined);
+      // Retried after the backoff: the node is selected again.
+      for (let i = 0; i < 3 && !storedClaim(env.fake, 'data')?.metadata?.annotations?.['volume.kubernetes.io/selected-node']; i++) {
+        await env.clock.advance(1_000);
+        await settle();
+      }
+      assert.equal(storedClaim(env.fake, 'data')?.metadata?.annotations?.['volume.kubernetes.io/selected-node'], 'n1');
+      await env.stop();
+    });
   });
 });

@@ -6,7 +6,8 @@
  * event and a PodScheduled=False condition with the same message, and waits
  * in the queue until the cluster changes.
  */
-import type { Binding, Namespace, Node, Pod, PodCondition, ReplicationController, Service } from 'kubernetes-types/core/v1.js';
+import type { Binding, Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod, PodCondition, ReplicationController, Service } from 'kubernetes-types/core/v1.js';
+import type { CSINode, StorageClass } from 'kubernetes-types/storage/v1.js';
 import type { ObjectReference } from 'kubernetes-types/core/v1.js';
 import type { ReplicaSet, StatefulSet } from 'kubernetes-types/apps/v1.js';
 import { GVR } from '../api/gvr.js';
@@ -18,8 +19,8 @@ import { DeletedFinalStateUnknown, type SharedIndexInformer } from '../tools/cac
 import type { EventRecorder } from '../tools/record/interfaces.js';
 import { realClock, rfc3339, type Clock } from '../util/clock/clock.js';
 import { newLogger, type Logger } from '../util/log/logger.js';
-import { schedulePod } from './algorithm.js';
-import type { ClusterLookups } from './framework.js';
+import { fitErrorMessage, schedulePod } from './algorithm.js';
+import type { ClusterLookups, CycleContext, Status } from './framework.js';
 import { defaultProfile, DEFAULT_SCHEDULER_NAME, type Profile } from './profile.js';
 import type { Random } from './random.js';
 import { newSchedulerCache, type SchedulerCache } from './scheduler-cache.js';
@@ -53,6 +54,16 @@ export interface Scheduler {
 
 /** Plugins whose verdict a newly assigned pod can change (it can only add load, which no other filter welcomes). */
 const AFFINITY_PLUGINS = ['InterPodAffinity', 'PodTopologySpread'];
+
+/**
+ * The plugins each storage event can help (their EventsToRegister): claims
+ * and volumes for every volume plugin, classes for VolumeBinding and
+ * VolumeZone, CSINodes for VolumeBinding and NodeVolumeLimits.
+ */
+const CLAIM_PLUGINS = ['VolumeBinding', 'VolumeRestrictions', 'VolumeZone', 'NodeVolumeLimits'];
+const VOLUME_PLUGINS = ['VolumeBinding', 'VolumeZone', 'NodeVolumeLimits'];
+const CLASS_PLUGINS = ['VolumeBinding', 'VolumeZone'];
+const CSINODE_PLUGINS = ['VolumeBinding', 'NodeVolumeLimits'];
 
 /** Events longer than this are cut (as the scheduler's truncateMessage). */
 const MAX_EVENT_MESSAGE = 1024;
@@ -123,6 +134,10 @@ class DefaultScheduler implements Scheduler {
   private readonly rcInformer: SharedIndexInformer<ReplicationController & { [k: string]: unknown }>;
   private readonly rsInformer: SharedIndexInformer<ReplicaSet & { [k: string]: unknown }>;
   private readonly stsInformer: SharedIndexInformer<StatefulSet & { [k: string]: unknown }>;
+  private readonly pvcInformer: SharedIndexInformer<PersistentVolumeClaim & { [k: string]: unknown }>;
+  private readonly pvInformer: SharedIndexInformer<PersistentVolume & { [k: string]: unknown }>;
+  private readonly scInformer: SharedIndexInformer<StorageClass & { [k: string]: unknown }>;
+  private readonly csiNodeInformer: SharedIndexInformer<CSINode & { [k: string]: unknown }>;
   private readonly bindings = new Set<Promise<void>>();
   private running = false;
   private readonly lookups: ClusterLookups;
@@ -134,7 +149,7 @@ class DefaultScheduler implements Scheduler {
     this.clock = opts.clock ?? realClock;
     this.log = opts.logger ?? newLogger('scheduler');
     this.random = opts.random ?? Math.random;
-    this.profile = opts.profile ?? defaultProfile();
+    this.profile = opts.profile ?? defaultProfile({ client: this.client, clock: this.clock });
     this.queue = newSchedulingQueue({ clock: this.clock });
     this.podInformer = this.informers.pods();
     this.nodeInformer = this.informers.nodes();
@@ -143,9 +158,19 @@ class DefaultScheduler implements Scheduler {
     this.rcInformer = this.informers.replicationControllers();
     this.rsInformer = this.informers.replicaSets();
     this.stsInformer = this.informers.statefulSets();
+    this.pvcInformer = this.informers.persistentVolumeClaims();
+    this.pvInformer = this.informers.persistentVolumes();
+    this.scInformer = this.informers.storageClasses();
+    this.csiNodeInformer = this.informers.csiNodes();
     this.lookups = {
       namespaceLabels: (ns) => (this.nsInformer.getStore().getByKey(ns)?.metadata?.labels ?? undefined) as Labels | undefined,
       ownerSelectors: (pod) => this.ownerSelectors(pod),
+      pod: (ns, name) => this.podInformer.getStore().getByKey(`${ns}/${name}`),
+      claim: (ns, name) => this.pvcInformer.getStore().getByKey(`${ns}/${name}`),
+      persistentVolume: (name) => this.pvInformer.getStore().getByKey(name),
+      persistentVolumes: () => this.pvInformer.getStore().list(),
+      storageClass: (name) => this.scInformer.getStore().getByKey(name),
+      csiNode: (name) => this.csiNodeInformer.getStore().getByKey(name),
     };
     this.addHandlers();
   }
@@ -207,6 +232,15 @@ class DefaultScheduler implements Scheduler {
       },
       onDelete: (obj) => this.cache.removeNode(unwrap(obj)),
     });
+    // Storage changes retry the pods a volume plugin rejected (add and update; deletions help no pod).
+    const onStorage = (event: string, plugins: readonly string[]) => ({
+      onAdd: () => this.queue.moveAllToActiveOrBackoff(`${event}Add`, plugins),
+      onUpdate: () => this.queue.moveAllToActiveOrBackoff(`${event}Update`, plugins),
+    });
+    this.pvcInformer.addEventHandler(onStorage('Pvc', CLAIM_PLUGINS));
+    this.pvInformer.addEventHandler(onStorage('Pv', VOLUME_PLUGINS));
+    this.scInformer.addEventHandler(onStorage('StorageClass', CLASS_PLUGINS));
+    this.csiNodeInformer.addEventHandler(onStorage('CSINode', CSINODE_PLUGINS));
   }
 
   /** DefaultSelector: the selectors of Services, RCs, ReplicaSets and StatefulSets in the pod's namespace that select it. */
@@ -285,29 +319,91 @@ class DefaultScheduler implements Scheduler {
     const start = this.clock.now();
     const result = schedulePod(pod, { profile: this.profile, snapshot: this.cache.snapshot(), lookups: this.lookups, random: this.random });
     const key = `${pod.metadata?.namespace}/${pod.metadata?.name}`;
+    if (result.kind === 'error') {
+      this.log.error(result.message, { pod: key }, 'error scheduling pod; retrying');
+      this.handleFailure(qp, 'SchedulerError', result.message, cycle);
+      return true;
+    }
     if (result.kind === 'unschedulable') {
       this.log.v(2).info({ pod: key, reason: result.message }, 'unable to schedule pod; waiting');
       qp.unschedulablePlugins = new Set([...result.nodeStatuses.values()].map((s) => s.plugin ?? ''));
       this.handleFailure(qp, 'Unschedulable', result.message, cycle);
       return true;
     }
-    const assumed: Pod = { ...pod, spec: { ...pod.spec!, nodeName: result.node } };
+    const { ctx, node } = result;
+    const reserveFailure = this.runReserve(ctx, node);
+    if (reserveFailure) {
+      this.unreserve(ctx, node);
+      if (reserveFailure.code === 'Error') this.handleFailure(qp, 'SchedulerError', `running Reserve plugin ${JSON.stringify(reserveFailure.plugin)}: ${reserveFailure.reasons.join(', ')}`, cycle);
+      else {
+        qp.unschedulablePlugins = new Set([reserveFailure.plugin ?? '']);
+        const msg = fitErrorMessage({ numAllNodes: this.cache.nodeCount(), nodeStatuses: new Map([[node, reserveFailure]]) });
+        this.handleFailure(qp, 'Unschedulable', msg, cycle);
+      }
+      return true;
+    }
+    const assumed: Pod = { ...pod, spec: { ...pod.spec!, nodeName: node } };
     try {
       this.cache.assumePod(assumed);
     } catch (err) {
       this.log.error(err, { pod: key }, 'assuming pod failed');
+      this.unreserve(ctx, node);
       this.handleFailure(qp, 'SchedulerError', String((err as Error).message ?? err), cycle);
       return true;
     }
-    this.log.v(2).info({ pod: key, node: result.node, evaluatedNodes: result.evaluatedNodes, feasibleNodes: result.feasibleNodes, durationMs: this.clock.since(start) }, 'scheduled pod');
-    const p = this.bind(qp, assumed, result.node).finally(() => this.bindings.delete(p));
+    this.log.v(2).info({ pod: key, node, evaluatedNodes: result.evaluatedNodes, feasibleNodes: result.feasibleNodes, durationMs: this.clock.since(start) }, 'scheduled pod');
+    const p = this.bind(qp, assumed, node, ctx, signal).finally(() => this.bindings.delete(p));
     this.bindings.add(p);
     return true;
   }
 
-  private async bind(qp: QueuedPod, assumed: Pod, node: string): Promise<void> {
+  /** RunReservePluginsReserve: the first failure, with its plugin. */
+  private runReserve(ctx: CycleContext, node: string): Status | undefined {
+    for (const r of this.profile.reserves ?? []) {
+      const s = r.reserve(ctx, node);
+      if (s) return { ...s, plugin: r.name };
+    }
+    return undefined;
+  }
+
+  /** RunReservePluginsUnreserve: every reserve plugin, in reverse order. */
+  private unreserve(ctx: CycleContext, node: string): void {
+    const rs = this.profile.reserves ?? [];
+    for (let i = rs.length - 1; i >= 0; i--) {
+      try {
+        rs[i]!.unreserve(ctx, node);
+      } catch (err) {
+        this.log.error(err, { plugin: rs[i]!.name }, 'unreserve failed');
+      }
+    }
+  }
+
+  /** RunPreBindPlugins: the first failure as the message FailedScheduling carries. */
+  private async runPreBind(ctx: CycleContext, node: string, signal: AbortSignal): Promise<string | undefined> {
+    for (const p of this.profile.preBinds ?? []) {
+      let s: Status | undefined;
+      try {
+        s = await p.preBind(ctx, node, signal);
+      } catch (err) {
+        s = { code: 'Error', reasons: [String((err as Error)?.message ?? err)] };
+      }
+      if (s) return `running PreBind plugin ${JSON.stringify(p.name)}: ${s.reasons.join(', ')}`;
+    }
+    return undefined;
+  }
+
+  private async bind(qp: QueuedPod, assumed: Pod, node: string, ctx: CycleContext, signal: AbortSignal): Promise<void> {
     const ns = assumed.metadata?.namespace ?? 'default';
     const name = assumed.metadata?.name ?? '';
+    const preBindFailure = await this.runPreBind(ctx, node, signal);
+    if (preBindFailure) {
+      this.log.error(preBindFailure, { pod: `${ns}/${name}`, node }, 'pre-binding failed');
+      this.unreserve(ctx, node);
+      this.cache.forgetPod(assumed);
+      this.queue.moveAllToActiveOrBackoff('AssignedPodDelete');
+      this.handleFailure(qp, 'SchedulerError', preBindFailure, undefined);
+      return;
+    }
     const binding: Binding = {
       apiVersion: 'v1',
       kind: 'Binding',
@@ -317,6 +413,7 @@ class DefaultScheduler implements Scheduler {
     try {
       await this.client.resource(GVR.pods).namespace(ns).createSubresource(name, 'binding', binding);
     } catch (err) {
+      this.unreserve(ctx, node);
       this.cache.forgetPod(assumed);
       this.queue.moveAllToActiveOrBackoff('AssignedPodDelete');
       if (isNotFound(err)) {

@@ -1,5 +1,6 @@
 /** Builders for scheduler tests: plain Node and Pod objects and a cycle context over them. */
-import type { Node, Pod, Taint } from 'kubernetes-types/core/v1.js';
+import type { Node, PersistentVolume, PersistentVolumeClaim, Pod, Taint } from 'kubernetes-types/core/v1.js';
+import type { CSINode, StorageClass } from 'kubernetes-types/storage/v1.js';
 import { newSnapshot, noLookups, type ClusterLookups, type CycleContext } from './framework.js';
 import { addPod, newNodeInfo, newPodInfo, type NodeInfo } from './node-info.js';
 
@@ -53,6 +54,88 @@ export function nodeInfos(nodes: Node[], pods: Pod[] = []): NodeInfo[] {
   return infos;
 }
 
-export function cycle(pod: Pod, infos: NodeInfo[], lookups: ClusterLookups = noLookups): CycleContext {
-  return { pod, podInfo: newPodInfo(pod), snapshot: newSnapshot(infos), lookups, state: new Map() };
+/** A cycle context; `lookups` fills in what the test needs over noLookups. */
+export function cycle(pod: Pod, infos: NodeInfo[], lookups: Partial<ClusterLookups> = {}): CycleContext {
+  return { pod, podInfo: newPodInfo(pod), snapshot: newSnapshot(infos), lookups: { ...noLookups, ...lookups }, state: new Map() };
+}
+
+/** Mutable storage objects behind ClusterLookups (change them between calls to simulate informer updates). */
+export interface StorageFixture {
+  pods: Pod[];
+  claims: PersistentVolumeClaim[];
+  volumes: PersistentVolume[];
+  classes: StorageClass[];
+  csiNodes: CSINode[];
+}
+
+export function storageLookups(f: Partial<StorageFixture>): { fixture: StorageFixture; lookups: Partial<ClusterLookups> } {
+  const fixture: StorageFixture = { pods: [], claims: [], volumes: [], classes: [], csiNodes: [], ...f };
+  const named = <T extends { metadata?: { name?: string; namespace?: string } }>(xs: T[], name: string, ns?: string) =>
+    xs.find((x) => x.metadata?.name === name && (ns === undefined || (x.metadata?.namespace ?? 'default') === ns));
+  return {
+    fixture,
+    lookups: {
+      pod: (ns, name) => named(fixture.pods, name, ns),
+      claim: (ns, name) => named(fixture.claims, name, ns),
+      persistentVolume: (name) => named(fixture.volumes, name),
+      persistentVolumes: () => fixture.volumes,
+      storageClass: (name) => named(fixture.classes, name),
+      csiNode: (name) => named(fixture.csiNodes, name),
+    },
+  };
+}
+
+/** A claim: `class` sets spec.storageClassName; `volume` binds it (spec.volumeName, bind-completed, phase Bound). */
+export function makeClaim(name: string, o: { class?: string; size?: string; accessModes?: string[]; volume?: string; namespace?: string; annotations?: Record<string, string> } = {}): PersistentVolumeClaim {
+  const bound = o.volume !== undefined;
+  return {
+    metadata: {
+      name,
+      namespace: o.namespace ?? 'default',
+      uid: `uid-claim-${name}`,
+      resourceVersion: '1',
+      annotations: { ...(bound ? { 'pv.kubernetes.io/bind-completed': 'yes' } : {}), ...(o.annotations ?? {}) },
+    },
+    spec: {
+      accessModes: o.accessModes ?? ['ReadWriteOnce'],
+      resources: { requests: { storage: o.size ?? '1Gi' } },
+      ...(o.class !== undefined ? { storageClassName: o.class } : {}),
+      ...(bound ? { volumeName: o.volume } : {}),
+    },
+    status: { phase: bound ? 'Bound' : 'Pending' },
+  };
+}
+
+/** An Available volume; `hosts` sets a required node affinity on kubernetes.io/hostname. */
+export function makeVolume(name: string, o: { class?: string; size?: string; accessModes?: string[]; hosts?: string[]; labels?: Record<string, string>; csi?: { driver: string; handle: string }; claim?: PersistentVolumeClaim } = {}): PersistentVolume {
+  return {
+    metadata: { name, labels: o.labels ?? {}, resourceVersion: '1' },
+    spec: {
+      capacity: { storage: o.size ?? '1Gi' },
+      accessModes: o.accessModes ?? ['ReadWriteOnce'],
+      ...(o.class !== undefined ? { storageClassName: o.class } : {}),
+      ...(o.hosts
+        ? { nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: o.hosts }] }] } } }
+        : {}),
+      ...(o.csi ? { csi: { driver: o.csi.driver, volumeHandle: o.csi.handle } } : {}),
+      ...(o.claim
+        ? { claimRef: { kind: 'PersistentVolumeClaim', namespace: o.claim.metadata?.namespace, name: o.claim.metadata?.name, uid: o.claim.metadata?.uid } }
+        : {}),
+    },
+    status: { phase: o.claim ? 'Bound' : 'Available' },
+  };
+}
+
+export function makeStorageClass(name: string, o: { mode?: 'Immediate' | 'WaitForFirstConsumer'; provisioner?: string; zones?: string[] } = {}): StorageClass {
+  return {
+    metadata: { name },
+    provisioner: o.provisioner ?? 'example.com/csi',
+    volumeBindingMode: o.mode ?? 'Immediate',
+    ...(o.zones ? { allowedTopologies: [{ matchLabelExpressions: [{ key: 'topology.kubernetes.io/zone', values: o.zones }] }] } : {}),
+  };
+}
+
+/** Pod volumes for claims: one persistentVolumeClaim volume per name. */
+export function claimVolumes(...claims: string[]): NonNullable<Pod['spec']>['volumes'] {
+  return claims.map((c, i) => ({ name: `v${i}`, persistentVolumeClaim: { claimName: c } }));
 }

@@ -8,3 +8,7 @@ export * from './balanced-allocation.js';
 export * from './image-locality.js';
 export * from './inter-pod-affinity.js';
 export * from './pod-topology-spread.js';
+export * from './volume-binding.js';
+export * from './volume-restrictions.js';
+export * from './volume-zone.js';
+export * from './node-volume-limits.js';

@@ -69,7 +69,7 @@ describe('PodTopologySpread score', () => {
   it('applies the system default constraints to pods selected by a Service', () => {
     const pod = makePod('p', { labels: { app: 'web' } });
     const infos = nodeInfos([makeNode('n1'), makeNode('n2')], [makePod('w1', { labels: { app: 'web' }, nodeName: 'n1' })]);
-    const ctx = cycle(pod, infos, { namespaceLabels: () => undefined, ownerSelectors: () => [selectorFromSet({ app: 'web' })] });
+    const ctx = cycle(pod, infos, { ownerSelectors: () => [selectorFromSet({ app: 'web' })] });
     assert.equal(podTopologySpreadScore.preScore!(ctx, infos), undefined);
     const scores = infos.map((i) => ({ name: i.node!.metadata!.name!, score: podTopologySpreadScore.score(ctx, i) }));
     podTopologySpreadScore.normalize!(ctx, scores);
