@@ -31,6 +31,10 @@ describe('bootstrap RBAC policy', () => {
     const sched = { username: 'system:kube-scheduler', groups: ['system:authenticated'] };
     assert.ok(allowed(res(sched, 'create', '', 'pods', 'binding')));
     assert.ok(!allowed(res(sched, 'create', '', 'pods')));
+    // system:volume-scheduler: the VolumeBinding plugin writes claimRefs and selected-node annotations.
+    assert.ok(allowed(res(sched, 'update', '', 'persistentvolumes')));
+    assert.ok(allowed(res(sched, 'patch', '', 'persistentvolumeclaims')));
+    assert.ok(!allowed(res(sched, 'delete', '', 'persistentvolumeclaims')));
     assert.ok(allowed(res({ username: 'system:kube-proxy', groups: [] }, 'list', 'discovery.k8s.io', 'endpointslices')));
     const mon = { username: 'prom', groups: ['system:monitoring'] };
     assert.ok(allowed({ user: mon, verb: 'get', resourceRequest: false, path: '/metrics' }));

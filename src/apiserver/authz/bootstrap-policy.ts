@@ -161,6 +161,12 @@ export const bootstrapClusterRoles: readonly ClusterRole[] = [
     rule(['create'], ['authorization.k8s.io'], ['subjectaccessreviews']),
     rule(lw, ['storage.k8s.io'], ['csinodes', 'csidrivers', 'csistoragecapacities', 'storageclasses']),
   ]),
+  // The scheduler's VolumeBinding plugin binds volumes and marks claims for provisioning.
+  role('system:volume-scheduler', [
+    rule(['get', 'list', 'patch', 'update', 'watch'], [''], ['persistentvolumes']),
+    rule(['get', 'list', 'watch'], ['storage.k8s.io'], ['storageclasses']),
+    rule(['get', 'list', 'patch', 'update', 'watch'], [''], ['persistentvolumeclaims']),
+  ]),
   role('system:node', [
     rule(['create'], ['authentication.k8s.io'], ['tokenreviews']),
     rule(['create'], ['authorization.k8s.io'], ['subjectaccessreviews', 'localsubjectaccessreviews']),
@@ -195,6 +201,7 @@ export const bootstrapClusterRoleBindings: readonly ClusterRoleBinding[] = [
   binding('system:monitoring', 'system:monitoring', ['system:monitoring']),
   bindingTo('system:kube-controller-manager', 'system:kube-controller-manager', [{ kind: 'User', name: 'system:kube-controller-manager' }]),
   bindingTo('system:kube-scheduler', 'system:kube-scheduler', [{ kind: 'User', name: 'system:kube-scheduler' }]),
+  bindingTo('system:volume-scheduler', 'system:volume-scheduler', [{ kind: 'User', name: 'system:kube-scheduler' }]),
   // Upstream binds system:node to nobody (the Node authorizer covers kubelets).
   bindingTo('system:node', 'system:node', []),
   bindingTo('system:node-proxier', 'system:node-proxier', [{ kind: 'User', name: 'system:kube-proxy' }]),
