@@ -154,6 +154,7 @@ class ResourceClient<T extends KubeObject> implements ResourceInterface<T> {
     });
     r.items ??= [];
     r.metadata ??= {};
+    withItemTypeMeta(r);
     return this.many(r);
   }
 
@@ -282,4 +283,21 @@ export function newResourceClient<T extends KubeObject = KubeObject>(
   opts: ResourceClientOptions & { namespace?: string },
 ): ResourceInterface<T> {
   return new ResourceClient<T>(rest, gvr, opts.namespace || undefined, opts);
+}
+
+/**
+ * List items come without apiVersion and kind (the API server writes them on
+ * the list only); they get the list's, as client-go's unstructured decoding
+ * does, so that objects from a list and from a watch look alike (event
+ * references, owner references and logs need the kind).
+ */
+function withItemTypeMeta(list: { apiVersion?: string; kind?: string; items: unknown[] }): void {
+  const kind = typeof list.kind === 'string' && list.kind.endsWith('List') ? list.kind.slice(0, -4) : undefined;
+  const apiVersion = list.apiVersion;
+  if (!kind || !apiVersion) return;
+  for (const item of list.items as Array<{ apiVersion?: string; kind?: string }>) {
+    if (!item || typeof item !== 'object') continue;
+    item.apiVersion ??= apiVersion;
+    item.kind ??= kind;
+  }
 }
