@@ -37,6 +37,8 @@ import { newDefaultTolerationSeconds } from './admission/default-toleration-seco
 import { newPriorityAdmission, systemPriorityClasses } from './admission/priority.js';
 import { newTaintNodesByCondition } from './admission/taint-nodes-by-condition.js';
 import { newStorageObjectInUseProtection } from './admission/storage-object-in-use-protection.js';
+import { newDefaultStorageClass } from './admission/default-storage-class.js';
+import { newPersistentVolumeClaimResize } from './admission/persistent-volume-claim-resize.js';
 import { startWebhookAdmission } from './admission/webhook/webhook-admission.js';
 import { installMatchConditionEngine } from './admission/match-condition-engine.js';
 import { startPolicyAdmission } from './admission/policy/plugin.js';
@@ -132,7 +134,9 @@ export async function createApiHandler(opts: ApiHandlerOptions): Promise<ApiHand
     newDefaultTolerationSeconds(),
     newPriorityAdmission(reader, { list: async () => (await storage.list(storagePrefix(pcR, ''))).items.map((x) => x.object as never) }),
     newTaintNodesByCondition(),
+    newDefaultStorageClass(lister),
     newStorageObjectInUseProtection(),
+    newPersistentVolumeClaimResize(reader),
     webhooks.mutating,
     policies.plugin,
     webhooks.validating,

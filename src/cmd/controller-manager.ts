@@ -5,6 +5,8 @@
  * leadership. A second signal exits 1 at once.
  */
 import { readFileSync } from 'node:fs';
+import type { CloudProvider } from '../cloudprovider/cloud.js';
+import { newCloudProvider } from '../controllermanager/cloud.js';
 import { inClusterConfig } from '../client/in-cluster.js';
 import { loadKubeconfig } from '../client/kubeconfig.js';
 import type { RestConfig } from '../client/rest-config.js';
@@ -52,6 +54,7 @@ export async function runControllerManager(args: string[], ro: ControllerManager
   let flags;
   let enabled: string[];
   let pem: { rootCA?: string; serviceAccountPrivateKey?: string };
+  let cloud: CloudProvider | undefined;
   try {
     flags = parseFlags(controllerManagerFlags, args);
     if (flags.help) {
@@ -65,6 +68,7 @@ export async function runControllerManager(args: string[], ro: ControllerManager
     const rootCA = readPem(flags.values['root-ca-file'], 'root-ca-file');
     const saKey = readPem(flags.values['service-account-private-key-file'], 'service-account-private-key-file');
     pem = { ...(rootCA !== undefined ? { rootCA } : {}), ...(saKey !== undefined ? { serviceAccountPrivateKey: saKey } : {}) };
+    cloud = newCloudProvider(flags.values['cloud-provider'], flags.values['cloud-config']);
   } catch (err) {
     return reportFlagError(err, UnknownControllerError);
   }
@@ -94,6 +98,8 @@ export async function runControllerManager(args: string[], ro: ControllerManager
     restConfig,
     controllers: enabled,
     options: buildControllerOptions(v, pem),
+    ...(cloud ? { cloud } : {}),
+    cloudProviderName: v['cloud-provider'],
     leaderElection: {
       enabled: v['leader-elect'],
       leaseDurationMs: v['leader-elect-lease-duration'],

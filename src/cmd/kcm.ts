@@ -13,6 +13,7 @@ Commands:
   apiserver            run the embedded Kubernetes API server alone
   scheduler            run the default scheduler
   nodes                run simulated nodes (kubelets without containers)
+  local-path-provisioner  run the local-path volume provisioner and resizer alone
   crd                  CustomResourceDefinitions from TypeScript resource definitions, and TypeScript types from CRDs
   version              print the version
 
@@ -33,6 +34,7 @@ registerCommand('controller-manager', () => import('./controller-manager.js').th
 registerCommand('up', () => import('./up.js').then((m) => m.run));
 registerCommand('nodes', () => import('./nodes.js').then((m) => m.run));
 registerCommand('scheduler', () => import('./scheduler.js').then((m) => m.run));
+registerCommand('local-path-provisioner', () => import('./local-path-provisioner.js').then((m) => m.run));
 registerCommand('crd', () => import('./crd.js').then((m) => m.run));
 
 export async function main(argv: string[]): Promise<number> {

@@ -5,11 +5,15 @@
  *   kcm nodes [--kubeconfig PATH] [--nodes 3] [--node-cpu 4] ...
  *   kcm nodes pause NAME     stop NAME's heartbeats (annotation kcm.dev/heartbeat=paused)
  *   kcm nodes resume NAME    resume them
+ *   kcm nodes delete-instance NAME     the local cloud's instance of NAME is gone (annotation kcm.dev/instance=deleted)
+ *   kcm nodes shutdown-instance NAME   it is shut down (kcm.dev/instance=shutdown)
+ *   kcm nodes start-instance NAME      it runs again (annotation removed)
  */
 import { isNotFound } from '../client/errors.js';
 import { newKubeClient } from '../client/client.js';
 import { loadKubeconfig } from '../client/kubeconfig.js';
 import { DEFAULT_KUBELET_VERSION, newNodeSimulator, parseTaint, setHeartbeatPaused } from '../nodes/index.js';
+import { setInstanceState, type InstanceState } from '../nodes/instance.js';
 import { onTerminationSignal, parseCommandLine, setUpLogging } from './common.js';
 import { FlagError, loggingFlags, type FlagSpec } from './flags.js';
 
@@ -25,12 +29,22 @@ export const nodesFlags = {
   'node-taints': { type: 'stringList', default: [], usage: 'Taints of every node at registration, key=value:Effect.', section: 'Nodes' },
   'node-zones': { type: 'stringList', default: [], usage: 'Zones assigned round-robin as topology.kubernetes.io/zone (default: none).', section: 'Nodes' },
   'graceful-shutdown': { type: 'bool', default: false, usage: 'Stopping a deleted pod takes its grace period (default: at once).', section: 'Nodes' },
+  'cloud-provider': {
+    type: 'string',
+    default: '',
+    oneOf: ['', 'external'],
+    usage: "As the kubelet's flag: 'external' registers nodes with the taint node.cloudprovider.kubernetes.io/uninitialized for a cloud controller (kcm controller-manager --cloud-provider=local) to initialise.",
+    section: 'Nodes',
+  },
   ...loggingFlags,
 } as const satisfies FlagSpec;
 
 const description =
   'Run simulated nodes: register Node objects, renew their leases, and play the kubelet for the pods bound to them (no containers run).\n\n' +
-  'Subcommands:\n  pause NAME    stop the heartbeats of node NAME (it turns NotReady)\n  resume NAME   resume them';
+  'Subcommands:\n  pause NAME    stop the heartbeats of node NAME (it turns NotReady)\n  resume NAME   resume them\n' +
+  '  delete-instance NAME     delete NAME\'s instance in the local cloud: its kubelet stops and cloud-node-lifecycle-controller deletes the Node once it is NotReady\n' +
+  '  shutdown-instance NAME   shut the instance down: its kubelet stops and the NotReady Node gets the node.cloudprovider.kubernetes.io/shutdown taint\n' +
+  '  start-instance NAME      start a shut-down instance again';
 
 function parseLabels(items: string[]): Record<string, string> {
   const out: Record<string, string> = {};
@@ -47,7 +61,7 @@ export async function run(args: string[]): Promise<number> {
   let taints: ReturnType<typeof parseTaint>[] = [];
   const flags = parseCommandLine(nodesFlags, args, {
     command: 'kcm nodes',
-    usageLine: 'kcm nodes [pause|resume NAME] [flags]',
+    usageLine: 'kcm nodes [pause|resume|delete-instance|shutdown-instance|start-instance NAME] [flags]',
     description,
     allowPositional: true,
     validate: (f) => {
@@ -65,7 +79,8 @@ export async function run(args: string[]): Promise<number> {
   const v = flags.values;
   const log = setUpLogging(v, 'nodes');
   const [sub, name, ...extra] = flags.positional;
-  if (sub !== undefined && sub !== 'pause' && sub !== 'resume') {
+  const instanceCommands: Record<string, InstanceState> = { 'delete-instance': 'deleted', 'shutdown-instance': 'shutdown', 'start-instance': 'running' };
+  if (sub !== undefined && sub !== 'pause' && sub !== 'resume' && !(sub in instanceCommands)) {
     process.stderr.write(`Error: unknown command "${sub}" for "kcm nodes"\n`);
     return 1;
   }
@@ -77,6 +92,19 @@ export async function run(args: string[]): Promise<number> {
   const config = await loadKubeconfig(v.kubeconfig ? { kubeconfig: v.kubeconfig } : {});
   const client = newKubeClient(config, { logger: log.child({}, 'client') });
   try {
+    if (sub !== undefined && sub in instanceCommands) {
+      try {
+        await setInstanceState(client, name!, instanceCommands[sub]!);
+      } catch (err) {
+        if (isNotFound(err)) {
+          process.stderr.write(`Error: node "${name}" not found\n`);
+          return 1;
+        }
+        throw err;
+      }
+      process.stdout.write(`node/${name} instance ${instanceCommands[sub] === 'running' ? 'started' : instanceCommands[sub]}\n`);
+      return 0;
+    }
     if (sub !== undefined) {
       try {
         await setHeartbeatPaused(client, name!, sub === 'pause');
@@ -105,7 +133,7 @@ export async function run(args: string[]): Promise<number> {
       namePrefix: v['node-name-prefix'],
       capacity: { cpu: v['node-cpu'], memory: v['node-memory'], pods: v['node-pods'], 'ephemeral-storage': v['node-ephemeral-storage'] },
       labels,
-      taints,
+      taints: v['cloud-provider'] === 'external' ? [...taints, { key: 'node.cloudprovider.kubernetes.io/uninitialized', value: 'true', effect: 'NoSchedule' }] : taints,
       zones: v['node-zones'],
       gracefulShutdown: v['graceful-shutdown'],
       kubeletVersion,

@@ -19,7 +19,8 @@ import { register as defaultRegistry } from 'prom-client';
 import { newKubeClient, type KubeClient } from '../client/client.js';
 import type { RestConfig } from '../client/rest-config.js';
 import { chooseVersionFallbacks, withVersionFallbacks } from '../client/version-fallback.js';
-import { loadController } from '../controllers/registry.js';
+import type { CloudProvider } from '../cloudprovider/cloud.js';
+import { controllerEntry, loadController } from '../controllers/registry.js';
 import type { ControllerContext, ControllerDescriptor, ControllerOptions } from '../controllers/types.js';
 import type { Controller } from '../controller/types.js';
 import { newSharedInformerFactory, type SharedInformerFactory } from '../tools/cache/factory.js';
@@ -64,6 +65,10 @@ export interface ControllerManagerConfig {
   registry?: Registry;
   /** Progress reports (for `kcm up`'s live status). */
   onProgress?(event: ProgressEvent): void;
+  /** The cloud provider (`--cloud-provider`); without one the cloud controllers are skipped. */
+  cloud?: CloudProvider;
+  /** `--cloud-provider` as given, for the skip log line (`external`: another cloud controller manager runs them). */
+  cloudProviderName?: string;
 }
 
 export type ProgressEvent =
@@ -291,12 +296,22 @@ class Manager implements ControllerManager {
       options: opts,
       recorder: (component) => broadcaster.newRecorder({ component }),
       logger: (name) => newLogger(name),
+      ...(this.cfg.cloud ? { cloud: this.cfg.cloud } : {}),
     };
 
     const built: { descriptor: ControllerDescriptor; controller: Controller }[] = [];
     const skipped: string[] = [];
     for (const name of this.cfg.controllers) {
       if (signal.aborted) break;
+      if (controllerEntry(name)?.cloudProvider && !this.cfg.cloud) {
+        if (!notImplementedLogged.has(name)) {
+          notImplementedLogged.add(name);
+          if (this.cfg.cloudProviderName === 'external') this.log.info({ controller: name }, 'cloud provider is external: an external cloud controller manager runs this controller, skipping');
+          else this.log.info({ controller: name }, 'no cloud provider (--cloud-provider), skipping');
+        }
+        skipped.push(name);
+        continue;
+      }
       const loaded = await loadController(name).catch((err: unknown) => {
         this.log.error(err, { controller: name }, 'cannot load controller, skipping');
         return undefined;

@@ -11,6 +11,7 @@ import { parse as parseYaml } from 'yaml';
 import { FlagError, loggingFlags, parseDuration, type FlagDef, type FlagSpec, type FlagValues, type ParsedFlags } from '../cmd/flags.js';
 import type { ControllerOptions } from '../controllers/types.js';
 import { delegatedAuthFlags, validateAuthFlags } from './auth-flags.js';
+import { validateCloudProviderName } from '../cloudprovider/registry.js';
 
 const UNUSED = ' (accepted; not used by kcm yet)';
 
@@ -37,7 +38,8 @@ export const controllerManagerFlags = {
   'kube-api-content-type': { type: 'string', default: 'application/vnd.kubernetes.protobuf', usage: 'Content type of requests sent to apiserver. kcm always speaks JSON.' + UNUSED, section: 'Generic' },
   'controller-start-interval': { type: 'duration', default: 0, usage: 'Interval between starting controller managers.', section: 'Generic' },
   'use-service-account-credentials': { type: 'bool', default: false, usage: 'If true, use individual service account credentials for each controller.' + UNUSED, section: 'Generic' },
-  'cloud-provider': { type: 'string', default: '', usage: 'The provider for cloud services. Empty string for no provider.' + UNUSED, section: 'Generic' },
+  'cloud-provider': { type: 'string', default: '', usage: "The provider for cloud services. Empty string for no provider. kcm has 'local' (kcm up's simulated cloud); 'external' leaves the cloud controllers to an external cloud controller manager.", section: 'Generic' },
+  'cloud-config': { type: 'string', default: '', usage: 'The path to the cloud provider configuration file. Empty string for no configuration file.', section: 'Generic' },
   'cluster-name': { type: 'string', default: 'kubernetes', usage: 'The instance prefix for the cluster.', section: 'Generic' },
   'feature-gates': { type: 'stringList', default: [], usage: 'A set of key=value pairs that describe feature gates for alpha/experimental features.' + UNUSED, section: 'Generic' },
   'shutdown-timeout': { type: 'duration', default: 10_000, usage: 'How long in-flight syncs may take to finish on SIGTERM before the process exits anyway.', section: 'Generic' },
@@ -76,6 +78,8 @@ export const controllerManagerFlags = {
   'node-cidr-mask-size-ipv4': { type: 'int', default: 0, usage: 'Mask size for IPv4 node cidr in dual-stack cluster. Default is 24.', section: 'Node IPAM controller' },
   'node-cidr-mask-size-ipv6': { type: 'int', default: 0, usage: 'Mask size for IPv6 node cidr in dual-stack cluster. Default is 64.', section: 'Node IPAM controller' },
   'service-cluster-ip-range': { type: 'string', default: '', typeName: 'cidr', usage: 'CIDR Range for Services in cluster. Requires --allocate-node-cidrs to be true.', section: 'Node IPAM controller' },
+  'configure-cloud-routes': { type: 'bool', default: true, usage: 'Should CIDRs allocated by allocate-node-cidrs be configured on the cloud provider.', section: 'Generic' },
+  'route-reconciliation-period': { type: 'duration', default: 10_000, usage: 'The period for reconciling routes created for Nodes by cloud provider.', section: 'Generic' },
 
   // Pod GC
   'terminated-pod-gc-threshold': { type: 'int', default: 12500, usage: 'Number of terminated pods that can exist before the terminated pod garbage collector starts deleting terminated pods. If <= 0, the terminated pod garbage collector is disabled.', section: 'Pod GC controller' },
@@ -120,6 +124,7 @@ export const controllerManagerFlags = {
   'concurrent-horizontal-pod-autoscaler-syncs': concurrency(5, 'horizontal pod autoscaler objects', 'HPA controller'),
   'concurrent-ephemeralvolume-syncs': concurrency(5, 'ephemeral volume syncing operations', 'Ephemeral volume controller'),
   'concurrent-validating-admission-policy-status-syncs': concurrency(5, 'ValidatingAdmissionPolicyStatusController workers', 'ValidatingAdmissionPolicyStatus controller'),
+  'concurrent-service-syncs': concurrency(1, 'services', 'Service controller'),
 
   ...loggingFlags,
 } as const satisfies FlagSpec;
@@ -147,6 +152,7 @@ export const concurrencyFlags: Record<string, string> = {
   'concurrent-horizontal-pod-autoscaler-syncs': 'horizontal-pod-autoscaler-controller',
   'concurrent-ephemeralvolume-syncs': 'ephemeral-volume-controller',
   'concurrent-validating-admission-policy-status-syncs': 'validatingadmissionpolicy-status-controller',
+  'concurrent-service-syncs': 'service-lb-controller',
 };
 
 /**
@@ -169,6 +175,10 @@ const configPaths: Partial<Record<keyof ControllerManagerFlags, string>> = {
   'leader-elect-resource-name': 'generic.leaderElection.resourceName',
   'leader-elect-resource-namespace': 'generic.leaderElection.resourceNamespace',
   'cloud-provider': 'kubeCloudShared.cloudProvider.name',
+  'cloud-config': 'kubeCloudShared.cloudProvider.cloudConfigFile',
+  'configure-cloud-routes': 'kubeCloudShared.configureCloudRoutes',
+  'route-reconciliation-period': 'kubeCloudShared.routeReconciliationPeriod',
+  'concurrent-service-syncs': 'serviceController.concurrentServiceSyncs',
   'cluster-name': 'kubeCloudShared.clusterName',
   'cluster-cidr': 'kubeCloudShared.clusterCIDR',
   'allocate-node-cidrs': 'kubeCloudShared.allocateNodeCIDRs',
@@ -289,6 +299,11 @@ export function validateFlags(v: ControllerManagerFlagValues): void {
   }
   if (v['secure-port'] < 0 || v['secure-port'] > 65535) throw new FlagError(`--secure-port ${v['secure-port']} must be between 0 and 65535, inclusive. 0 for turning off secure port`);
   if (v['kube-api-burst'] < 0) throw new FlagError('--kube-api-burst must not be negative');
+  try {
+    validateCloudProviderName(v['cloud-provider']);
+  } catch (err) {
+    throw new FlagError((err as Error).message, { cause: err });
+  }
   const authProblem = validateAuthFlags(v);
   if (authProblem) throw new FlagError(authProblem);
   for (const flag of Object.keys(concurrencyFlags)) {
@@ -302,7 +317,7 @@ export function buildControllerOptions(v: ControllerManagerFlagValues, pem: { ro
   const conc: Record<string, number> = {};
   for (const [flag, controller] of Object.entries(concurrencyFlags)) conc[controller] = (v as Record<string, unknown>)[flag] as number;
   const extra: Record<string, string | number | boolean> = {};
-  for (const flag of ['cluster-name', 'enable-garbage-collector', 'namespace-sync-period', 'resource-quota-sync-period', 'max-endpoints-per-slice', 'endpoint-updates-batch-period', 'endpointslice-updates-batch-period', 'mirroring-max-endpoints-per-subset', 'mirroring-endpointslice-updates-batch-period', 'pvclaimbinder-sync-period', 'horizontal-pod-autoscaler-sync-period', 'horizontal-pod-autoscaler-downscale-stabilization', 'horizontal-pod-autoscaler-tolerance', 'cluster-signing-duration', 'node-startup-grace-period'] as const) {
+  for (const flag of ['cluster-name', 'enable-garbage-collector', 'namespace-sync-period', 'resource-quota-sync-period', 'max-endpoints-per-slice', 'endpoint-updates-batch-period', 'endpointslice-updates-batch-period', 'mirroring-max-endpoints-per-subset', 'mirroring-endpointslice-updates-batch-period', 'pvclaimbinder-sync-period', 'horizontal-pod-autoscaler-sync-period', 'horizontal-pod-autoscaler-downscale-stabilization', 'horizontal-pod-autoscaler-tolerance', 'cluster-signing-duration', 'node-startup-grace-period', 'configure-cloud-routes', 'route-reconciliation-period'] as const) {
     extra[flag] = v[flag];
   }
   return {

@@ -27,7 +27,7 @@ export interface ControllerEntry {
   disabledByDefault?: boolean;
   /** Why it is off by default or skipped, for logs and `--help`. */
   note?: string;
-  /** Cloud-provider controllers: kube-controller-manager starts them only with --cloud-provider; kcm never does. */
+  /** Cloud-provider controllers: started only with a cloud provider (`--cloud-provider=NAME`, not `external`), as kube-controller-manager does. */
   cloudProvider?: boolean;
   /** Folder under src/controllers/ exporting the descriptor; absent when kcm does not implement it. */
   module?: string;
@@ -62,9 +62,11 @@ export const controllerTable: readonly ControllerEntry[] = Object.freeze([
   { name: 'node-ipam-controller', aliases: ['nodeipam'], module: 'nodeipam' },
   { name: 'node-lifecycle-controller', aliases: ['nodelifecycle'], module: 'nodelifecycle' },
   { name: 'taint-eviction-controller', aliases: [], module: 'tainteviction' },
-  { name: 'service-lb-controller', aliases: ['service'], cloudProvider: true, note: 'needs a cloud provider' },
-  { name: 'node-route-controller', aliases: ['route'], cloudProvider: true, note: 'needs a cloud provider' },
-  { name: 'cloud-node-lifecycle-controller', aliases: ['cloud-node-lifecycle'], cloudProvider: true, note: 'needs a cloud provider' },
+  { name: 'service-lb-controller', aliases: ['service'], cloudProvider: true, note: 'needs a cloud provider', module: 'servicelb' },
+  { name: 'node-route-controller', aliases: ['route'], cloudProvider: true, note: 'needs a cloud provider, --allocate-node-cidrs and --configure-cloud-routes', module: 'noderoute' },
+  { name: 'cloud-node-lifecycle-controller', aliases: ['cloud-node-lifecycle'], cloudProvider: true, note: 'needs a cloud provider', module: 'cloudnodelifecycle' },
+  // cloud-controller-manager's node initialiser; kcm runs it with the other cloud controllers.
+  { name: 'cloud-node-controller', aliases: ['cloud-node'], cloudProvider: true, note: 'needs a cloud provider (upstream: cloud-controller-manager)', module: 'cloudnode' },
   { name: 'persistentvolume-binder-controller', aliases: ['persistentvolume-binder'], module: 'persistentvolumebinder' },
   { name: 'persistentvolume-attach-detach-controller', aliases: ['attachdetach'], module: 'attachdetach' },
   { name: 'persistentvolume-expander-controller', aliases: ['persistentvolume-expander'], module: 'persistentvolumeexpander' },

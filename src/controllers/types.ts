@@ -3,6 +3,7 @@
  * describes itself in the registry (src/controllers/registry.ts).
  */
 import type { GroupVersionResource } from '../api/types.js';
+import type { CloudProvider } from '../cloudprovider/cloud.js';
 import type { Controller } from '../controller/types.js';
 import type { Client } from '../client/interfaces.js';
 import type { DiscoveryClient } from '../client/discovery.js';
@@ -55,6 +56,8 @@ export interface ControllerContext {
   /** A recorder whose events carry `component` as their source (e.g. `replicaset-controller`). */
   recorder(component: string): EventRecorder;
   logger(name: string): Logger;
+  /** The cloud provider of `--cloud-provider`; absent without one (the cloud controllers are not started then). */
+  cloud?: CloudProvider;
 }
 
 export interface ControllerDescriptor {

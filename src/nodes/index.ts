@@ -20,3 +20,15 @@ export { PodRuntime, formatPod, type PodPhase, type ContainerSim, type Container
 export { buildPodStatus, kubeletConditions, mergeConditions } from './pod-status.js';
 export { newNodeSimulator, DEFAULT_CAPACITY, DEFAULT_KUBELET_VERSION, type NodeSimulator, type NodeSimulatorOptions } from './node-simulator.js';
 export { setHeartbeatPaused } from './pause.js';
+export { podVolumeState, failedMountMessage, csiUniqueVolumeName, POD_ATTACH_AND_MOUNT_TIMEOUT_MS, type PodVolumeState, type VolumeLookup } from './volume-manager.js';
+export {
+  SIMULATED_CSI_DRIVER,
+  DEFAULT_CSI_VOLUME_LIMIT,
+  CSI_TOPOLOGY_KEY,
+  attacherFinalizer,
+  sanitizeDriverName,
+  ensureCSIDriver,
+  ensureCSINode,
+  syncVolumeAttachment,
+  type ExternalAttacherOptions,
+} from './csi.js';

@@ -19,6 +19,7 @@ import type { Logger } from '../util/log/logger.js';
 import type { EventRecorder } from '../tools/record/index.js';
 import {
   HEARTBEAT_ANNOTATION,
+  isInstanceDown,
   NODE_LEASE_NAMESPACE,
   buildNodeStatus,
   conditionEvents,
@@ -46,11 +47,17 @@ export interface NodeAgentOptions {
    * NodeHasSufficientMemory ... NodeReady when a condition's status changes).
    */
   recorder?: EventRecorder;
+  /**
+   * The unique names of the attachable volumes the node's pods use, sorted
+   * (the volume manager's GetVolumesInUse), posted as `status.volumesInUse`.
+   */
+  volumesInUse?: () => string[];
 }
 
-/** True when the node carries `kcm.dev/heartbeat: paused`. */
+/** True when the node carries `kcm.dev/heartbeat: paused` (or `kcm.dev/instance: deleted|shutdown`). */
 export function isPaused(node: Node | undefined): boolean {
-  return node?.metadata?.annotations?.[HEARTBEAT_ANNOTATION] === 'paused';
+  // A deleted or shut-down instance of the local cloud runs no kubelet either.
+  return node?.metadata?.annotations?.[HEARTBEAT_ANNOTATION] === 'paused' || isInstanceDown(node);
 }
 
 export class NodeAgent {
@@ -106,8 +113,28 @@ export class NodeAgent {
     const due =
       this.lastStatusPost === undefined ||
       this.opts.clock.now() - this.lastStatusPost >= NODE_STATUS_REPORT_INTERVAL_MS ||
-      conditionsDiffer(cached?.status);
+      conditionsDiffer(cached?.status) ||
+      this.volumesInUseDiffer(cached);
     if (due) await this.postStatus(cached);
+  }
+
+  private volumesInUseDiffer(node: Node | undefined): boolean {
+    const want = this.opts.volumesInUse?.() ?? [];
+    return want.join('\n') !== [...(node?.status?.volumesInUse ?? [])].sort().join('\n');
+  }
+
+  /**
+   * Posts `status.volumesInUse` alone when it differs from what `current`
+   * shows (the kubelet reports it with its next status update; the simulator
+   * posts at once when a pod starts or stops using an attachable volume).
+   */
+  async postVolumesInUse(current: Node | undefined): Promise<void> {
+    if (this.paused || !this.volumesInUseDiffer(current)) return;
+    const want = this.opts.volumesInUse?.() ?? [];
+    const patch: Record<string, unknown> = { status: { volumesInUse: want.length > 0 ? want : null } };
+    if (this.uid) patch.metadata = { uid: this.uid };
+    await this.api.nodes().patch(this.name, 'merge', patch, { subresource: 'status' });
+    this.log.v(4).info({ volumesInUse: want }, 'posted volumesInUse');
   }
 
   /**
@@ -125,6 +152,9 @@ export class NodeAgent {
     }
     if (!events.includes('NodeReady')) beforeReady?.();
     const patch: Record<string, unknown> = { status };
+    const inUse = this.opts.volumesInUse?.() ?? [];
+    if (inUse.length > 0) (status as Record<string, unknown>).volumesInUse = inUse;
+    else if ((current?.status?.volumesInUse ?? []).length > 0) (status as Record<string, unknown>).volumesInUse = null;
     if (this.uid) patch.metadata = { uid: this.uid };
     const out = await this.api.nodes().patch(this.name, 'merge', patch, { subresource: 'status' });
     this.lastStatusPost = now;

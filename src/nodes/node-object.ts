@@ -15,6 +15,18 @@ export const NODE_LEASE_NAMESPACE = 'kube-node-lease';
 export const LEASE_DURATION_SECONDS = 40;
 /** The annotation that pauses a simulated node's heartbeats (value `paused`). */
 export const HEARTBEAT_ANNOTATION = 'kcm.dev/heartbeat';
+/**
+ * What became of a simulated node's instance in the local cloud (`kcm nodes
+ * delete-instance`): `deleted` or `shutdown`. Either stops its kubelet (as a
+ * paused heartbeat); a deleted instance's Node is not registered again.
+ */
+export const INSTANCE_ANNOTATION = 'kcm.dev/instance';
+
+/** True when the node's instance is deleted or shut down in the local cloud. */
+export function isInstanceDown(node: { metadata?: { annotations?: Record<string, string> } } | undefined): boolean {
+  const v = node?.metadata?.annotations?.[INSTANCE_ANNOTATION];
+  return v === 'deleted' || v === 'shutdown';
+}
 
 export interface NodeIdentity {
   name: string;

@@ -10,11 +10,19 @@
  *   const sim = newNodeSimulator({ client, clock, count: 3 });
  *   await sim.run(signal);   // resolves after the signal aborts and all work stopped
  *
+ * Volumes (volume-manager.ts, csi.ts): a pod's sandbox waits until its
+ * claims are bound and its attachable CSI volumes are in the node's
+ * volumesAttached (FailedMount events meanwhile); the node reports
+ * volumesInUse; the simulated CSI driver `local-path.kcm.io` gets its
+ * CSIDriver, a CSINode per node and an external attacher for its
+ * VolumeAttachments.
+ *
  * Pods on a node that is paused (`kcm.dev/heartbeat: paused`) are not
  * updated until the node resumes. A pod bound to a node name that is not one
  * of ours, or to one of ours whose Node object does not exist, is not run.
  */
-import type { Node, Pod, Taint } from 'kubernetes-types/core/v1.js';
+import type { Node, PersistentVolume, PersistentVolumeClaim, Pod, Taint } from 'kubernetes-types/core/v1.js';
+import type { CSIDriver, VolumeAttachment } from 'kubernetes-types/storage/v1.js';
 import type { ObjectReference } from 'kubernetes-types/core/v1.js';
 import { isNotFound, isConflict } from '../client/errors.js';
 import type { Client } from '../client/interfaces.js';
@@ -24,12 +32,14 @@ import { newEventBroadcaster } from '../tools/record/index.js';
 import type { EventBroadcaster, EventRecorder } from '../tools/record/index.js';
 import { realClock, type Clock, type Timer } from '../util/clock/clock.js';
 import { newLogger, type Logger } from '../util/log/logger.js';
+import { DEFAULT_CSI_VOLUME_LIMIT, SIMULATED_CSI_DRIVER, ensureCSIDriver, ensureCSINode, syncVolumeAttachment, type ExternalAttacherOptions } from './csi.js';
 import { newIpAllocator, type IpAllocator } from './ip-allocator.js';
 import { NODE_STATUS_UPDATE_INTERVAL_MS, NodeAgent } from './node-agent.js';
-import { defaultPodCIDR, nodeInternalIP, type NodeTemplate } from './node-object.js';
+import { defaultPodCIDR, INSTANCE_ANNOTATION, nodeInternalIP, type NodeTemplate } from './node-object.js';
 import { PodRuntime } from './pod-runtime.js';
 import { buildPodStatus } from './pod-status.js';
 import { newRestartBackoff, type RestartBackoff } from './restart-backoff.js';
+import { POD_ATTACH_AND_MOUNT_TIMEOUT_MS, failedMountMessage, podVolumeState, type VolumeLookup } from './volume-manager.js';
 
 /** The version the simulated kubelets report (the embedded API server's). */
 export const DEFAULT_KUBELET_VERSION = 'v1.33.0-kcm';
@@ -66,6 +76,14 @@ export interface NodeSimulatorOptions {
   architecture?: string;
   /** Where pod events go (default: an event broadcaster on `client`, component kubelet, host = node). */
   recorderFor?: (nodeName: string) => EventRecorder;
+  /**
+   * CSI drivers the nodes simulate (default [`local-path.kcm.io`]): their
+   * CSIDriver (created when missing), a CSINode entry per node, and the
+   * external attacher for their VolumeAttachments. [] turns all of it off.
+   */
+  csiDrivers?: string[];
+  /** allocatable.count of each node's CSINode driver entries (default 64). */
+  csiVolumeLimit?: number;
 }
 
 export interface NodeSimulator {
@@ -83,6 +101,8 @@ interface SimNode {
   recorder: EventRecorder;
   /** The IPs of pods already running here (from before a restart) are reserved, with a synced pod cache. */
   reserved?: boolean;
+  /** The CSINode lists our drivers. */
+  csiRegistered?: boolean;
 }
 
 interface PodEntry {
@@ -95,6 +115,12 @@ interface PodEntry {
   stopping: boolean;
   /** With gracefulShutdown: when the grace period ends. */
   stopAt?: number;
+  /** Unique names of the pod's attachable volumes (for volumesInUse). */
+  attachable: string[];
+  /** Since when the pod waits for a volume to be attached or mounted. */
+  volumesWaitSince?: number;
+  /** The last FailedMount message recorded for a volume the populator could not process. */
+  volumesError?: string;
 }
 
 /** JSON with sorted object keys, to compare statuses regardless of key order. */
@@ -126,6 +152,14 @@ class Simulator implements NodeSimulator {
   private ownFactory: SharedInformerFactory | undefined;
   private nodeInformer!: SharedIndexInformer<Kube<Node>>;
   private podInformer!: SharedIndexInformer<Kube<Pod>>;
+  private pvcInformer!: SharedIndexInformer<Kube<PersistentVolumeClaim>>;
+  private pvInformer!: SharedIndexInformer<Kube<PersistentVolume>>;
+  private csiDriverInformer!: SharedIndexInformer<Kube<CSIDriver>>;
+  private vaInformer: SharedIndexInformer<Kube<VolumeAttachment>> | undefined;
+  private readonly csiDrivers: string[];
+  private csiDriversEnsured = false;
+  /** Pods whose sandbox waits for volumes: re-synced when claims, volumes or drivers change. */
+  private readonly volumeWaiters = new Set<string>();
   // Per-key serial syncs: a key is synced by at most one task at a time;
   // a request during a sync runs it again afterwards.
   private readonly inflight = new Map<string, Promise<void>>();
@@ -137,6 +171,7 @@ class Simulator implements NodeSimulator {
     this.log = opts.logger ?? newLogger('nodes');
     this.api = typed(opts.client);
     this.backoff = newRestartBackoff({ clock: this.clock });
+    this.csiDrivers = [...(opts.csiDrivers ?? [SIMULATED_CSI_DRIVER])];
     const count = opts.count ?? 3;
     const prefix = opts.namePrefix ?? 'kcm-node-';
     this.nodeNames = Array.from({ length: count }, (_, i) => `${prefix}${i}`);
@@ -165,6 +200,7 @@ class Simulator implements NodeSimulator {
         template,
         cached: () => this.nodeInformer?.getStore().getByKey(name) as Node | undefined,
         recorder,
+        volumesInUse: () => this.volumesInUse(name),
       });
       this.nodes.set(name, { agent, index: i, ips: newIpAllocator(identity.defaultPodCIDR), recorder });
     });
@@ -174,6 +210,24 @@ class Simulator implements NodeSimulator {
     const factory = this.opts.informers ?? (this.ownFactory = newSharedInformerFactory(this.opts.client, { clock: this.clock, logger: this.log.child({}, 'informers') }));
     this.nodeInformer = factory.nodes();
     this.podInformer = factory.pods();
+    this.pvcInformer = factory.persistentVolumeClaims();
+    this.pvInformer = factory.persistentVolumes();
+    this.csiDriverInformer = factory.csiDrivers();
+    const waiters = () => {
+      for (const k of this.volumeWaiters) this.enqueue(k);
+    };
+    const volumeRegs = [this.pvcInformer, this.pvInformer, this.csiDriverInformer].map((inf) =>
+      ({ inf: inf as SharedIndexInformer<Kube<{ metadata?: object }>>, reg: (inf as SharedIndexInformer<Kube<{ metadata?: object }>>).addEventHandler({ onAdd: waiters, onUpdate: waiters, onDelete: waiters }) }),
+    );
+    let vaReg: ReturnType<SharedIndexInformer<Kube<VolumeAttachment>>['addEventHandler']> | undefined;
+    if (this.csiDrivers.length > 0) {
+      this.vaInformer = factory.volumeAttachments();
+      const onVA = (o: unknown) => {
+        const va = o instanceof DeletedFinalStateUnknown ? undefined : (o as VolumeAttachment);
+        if (va?.metadata?.name) this.enqueue(`va:${va.metadata.name}`);
+      };
+      vaReg = this.vaInformer.addEventHandler({ onAdd: onVA, onUpdate: (_o, n) => onVA(n) });
+    }
     const nodeReg = this.nodeInformer.addEventHandler({
       onAdd: (n) => this.onNode(n as Node),
       onUpdate: (_o, n) => this.onNode(n as Node),
@@ -199,6 +253,8 @@ class Simulator implements NodeSimulator {
     await this.whenIdle();
     this.nodeInformer.removeEventHandler(nodeReg);
     this.podInformer.removeEventHandler(podReg);
+    for (const { inf, reg } of volumeRegs) inf.removeEventHandler(reg);
+    if (vaReg) this.vaInformer?.removeEventHandler(vaReg);
     if (this.ownFactory) await this.ownFactory.shutdown();
     if (this.broadcaster) await this.broadcaster.shutdown();
   }
@@ -222,6 +278,13 @@ class Simulator implements NodeSimulator {
       } catch (err) {
         this.log.error(err, { node: sn.agent.name }, registered ? 'heartbeat failed' : 'node registration failed');
       }
+      if (registered && !sn.csiRegistered && !sn.agent.paused) {
+        try {
+          await this.registerCSI(sn);
+        } catch (err) {
+          this.log.error(err, { node: sn.agent.name }, 'CSI node registration failed; retrying with the next heartbeat');
+        }
+      }
       try {
         await this.clock.sleep(NODE_STATUS_UPDATE_INTERVAL_MS, signal);
       } catch {
@@ -230,11 +293,94 @@ class Simulator implements NodeSimulator {
     }
   }
 
+  /** The CSIDriver objects (once) and this node's CSINode entries (the node plugins' registration). */
+  private async registerCSI(sn: SimNode): Promise<void> {
+    if (this.csiDrivers.length === 0) {
+      sn.csiRegistered = true;
+      return;
+    }
+    if (!this.csiDriversEnsured) {
+      for (const d of this.csiDrivers) await ensureCSIDriver(this.opts.client, d, this.log);
+      this.csiDriversEnsured = true;
+    }
+    const ref = sn.agent.uid ? { name: sn.agent.name, uid: sn.agent.uid } : { name: sn.agent.name };
+    await ensureCSINode(this.opts.client, ref, this.csiDrivers, this.opts.csiVolumeLimit ?? DEFAULT_CSI_VOLUME_LIMIT);
+    sn.csiRegistered = true;
+  }
+
+  /** The attachable volumes in use on the node: those of its pods that have not finished, sorted. */
+  private volumesInUse(nodeName: string): string[] {
+    const out = new Set<string>();
+    for (const e of this.pods.values()) if (e.node === nodeName && !e.runtime.terminal) for (const v of e.attachable) out.add(v);
+    return [...out].sort();
+  }
+
+  private volumeLookup(): VolumeLookup {
+    return {
+      pvc: (ns, name) => this.pvcInformer.getStore().getByKey(`${ns}/${name}`) as PersistentVolumeClaim | undefined,
+      pv: (name) => this.pvInformer.getStore().getByKey(name) as PersistentVolume | undefined,
+      csiDriver: (name) => this.csiDriverInformer.getStore().getByKey(name) as CSIDriver | undefined,
+    };
+  }
+
+  /**
+   * The volume manager's part of a pod sync: records the pod's attachable
+   * volumes (posting volumesInUse when the node's set changes), and holds the
+   * sandbox while a volume is not attached or mounted, with the kubelet's
+   * FailedMount events.
+   */
+  private async checkVolumes(key: string, pod: Pod, e: PodEntry, sn: SimNode, node: Node, now: number): Promise<void> {
+    const st = podVolumeState(pod, node, this.volumeLookup());
+    const changed = st.attachable.join('\n') !== e.attachable.join('\n');
+    e.attachable = st.attachable;
+    // The agent posts only when the node's set differs from what the server shows.
+    if (changed || (st.attachable.length > 0 && !st.ready)) await sn.agent.postVolumesInUse(node);
+    if (e.runtime.sandboxReadyAt !== undefined || st.ready) {
+      e.runtime.volumesPending = false;
+      e.volumesWaitSince = undefined;
+      e.volumesError = undefined;
+      this.volumeWaiters.delete(key);
+      return;
+    }
+    e.runtime.volumesPending = true;
+    this.volumeWaiters.add(key);
+    const emit = (msg: string) => sn.recorder.event(this.podRef(pod), 'Warning', 'FailedMount', msg);
+    if (st.errors.length > 0) {
+      const msg = failedMountMessage(st);
+      if (msg !== e.volumesError) emit(msg);
+      e.volumesError = msg;
+      e.volumesWaitSince = undefined;
+      return;
+    }
+    e.volumesError = undefined;
+    e.volumesWaitSince ??= now;
+    if (now - e.volumesWaitSince >= POD_ATTACH_AND_MOUNT_TIMEOUT_MS) {
+      emit(failedMountMessage(st));
+      e.volumesWaitSince = now;
+    }
+    this.schedule(key, e.volumesWaitSince + POD_ATTACH_AND_MOUNT_TIMEOUT_MS);
+  }
+
+  /** The external attacher's sync of one VolumeAttachment (key `va:<name>`). */
+  private async syncAttachment(name: string): Promise<void> {
+    const va = this.vaInformer?.getStore().getByKey(name) as VolumeAttachment | undefined;
+    if (!va) return;
+    const opts: ExternalAttacherOptions = {
+      client: this.opts.client,
+      logger: this.log,
+      drivers: this.csiDrivers,
+      isOurNode: (n) => this.nodes.has(n) && !this.nodes.get(n)!.agent.paused,
+    };
+    await syncVolumeAttachment(opts, va);
+  }
+
   private onNode(node: Node): void {
     const sn = this.nodes.get(node.metadata?.name ?? '');
     if (!sn) return;
     const change = sn.agent.observe(node);
     if (change === 'resumed') {
+      // Attachments that waited while the node was paused.
+      for (const va of (this.vaInformer?.getStore().list() ?? []) as VolumeAttachment[]) if (va.spec?.nodeName === sn.agent.name && va.metadata?.name) this.enqueue(`va:${va.metadata.name}`);
       void sn.agent.heartbeat().catch((err: unknown) => this.log.error(err, { node: sn.agent.name }, 'heartbeat after resume failed'));
     }
     // The node appearing, a new podCIDR, or a resume: pods there may need a sync.
@@ -244,6 +390,12 @@ class Simulator implements NodeSimulator {
   private onNodeDeleted(node: Node, signal: AbortSignal): void {
     const sn = this.nodes.get(node.metadata?.name ?? '');
     if (!sn || signal.aborted || this.stopped) return;
+    if (node.metadata?.annotations?.[INSTANCE_ANNOTATION] === 'deleted') {
+      // Its instance is gone (kcm nodes delete-instance): no kubelet is left to register it again.
+      this.log.info({ node: sn.agent.name }, 'node object deleted after its instance: not registering it again');
+      return;
+    }
+    sn.csiRegistered = false; // its CSINode, owned by the old Node, goes with it
     this.log.info({ node: sn.agent.name }, 'node object deleted while running: registering it again');
     void sn.agent.register().catch((err: unknown) => this.log.error(err, { node: sn.agent.name }, 're-registration failed; retrying on the next heartbeat'));
   }
@@ -266,7 +418,9 @@ class Simulator implements NodeSimulator {
       do {
         this.again.delete(key);
         try {
-          await this.syncPod(key);
+          if (key.startsWith('va:')) await this.syncAttachment(key.slice(3));
+          else if (key.startsWith('volumes:')) await this.nodes.get(key.slice(8))?.agent.postVolumesInUse(this.nodeInformer.getStore().getByKey(key.slice(8)) as Node | undefined);
+          else await this.syncPod(key);
         } catch (err) {
           this.log.error(err, { pod: key }, 'pod sync failed');
           this.schedule(key, this.clock.now() + 1000);
@@ -294,6 +448,8 @@ class Simulator implements NodeSimulator {
     this.nodes.get(e.node)?.ips.release(key);
     this.backoff.resetPrefix(`${e.uid}`);
     this.pods.delete(key);
+    this.volumeWaiters.delete(key);
+    if (e.attachable.length > 0) this.enqueue(`volumes:${e.node}`);
   }
 
   private async syncPod(key: string): Promise<void> {
@@ -353,15 +509,17 @@ class Simulator implements NodeSimulator {
         emit: (type, reason, message, fieldPath) => recorder.event(fieldPath ? { ...ref, fieldPath } : ref, type, reason, message),
       });
       if (adopting && runtime.adopt(pod.status)) this.log.v(2).info({ pod: key, node: nodeName, podIP }, 'adopted a pod started before a restart');
-      e = { uid: pod.metadata?.uid ?? '', node: nodeName, runtime, podIP, stopping: false };
+      e = { uid: pod.metadata?.uid ?? '', node: nodeName, runtime, podIP, stopping: false, attachable: [] };
       this.pods.set(key, e);
       // With a start delay, the status manager's first write: Pending, before the sandbox exists.
       if ((this.opts.podStartDelayMs ?? 0) > 0) await this.writeStatus(pod, e, now);
     }
     if (pod.metadata?.deletionTimestamp) {
+      this.volumeWaiters.delete(key);
       await this.terminate(key, pod, e);
       return;
     }
+    if (!e.runtime.terminal) await this.checkVolumes(key, pod, e, sn, node, now);
     let r = e.runtime.step(now);
     let changed = r.changed;
     for (let i = 0; i < 32 && r.nextAt !== undefined && r.nextAt <= now; i++) {
@@ -372,6 +530,7 @@ class Simulator implements NodeSimulator {
     if (e.runtime.terminal) {
       e.timer?.stop();
       sn.ips.release(key);
+      if (e.attachable.length > 0) await sn.agent.postVolumesInUse(node);
     } else if (r.nextAt !== undefined) this.schedule(key, Math.max(r.nextAt, now));
   }
 

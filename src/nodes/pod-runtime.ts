@@ -96,6 +96,8 @@ export class PodRuntime {
   phase: PodPhase = 'Pending';
   /** Set by stop(): the pod is being deleted. */
   terminating = false;
+  /** Some volume is not attached or mounted yet: the sandbox waits (set by the caller before step()). */
+  volumesPending = false;
   private readonly restartPolicy: string;
 
   constructor(
@@ -193,6 +195,8 @@ export class PodRuntime {
     const due: number[] = [];
     if (this.terminal || this.terminating) return { changed };
     if (this.sandboxReadyAt === undefined) {
+      // The kubelet waits for volumes (WaitForAttachAndMount) before it creates the sandbox.
+      if (this.volumesPending) return { changed };
       const at = this.admittedAt + (this.opts.startDelayMs ?? 0);
       if (now < at) return { changed, nextAt: at };
       this.sandboxReadyAt = now;

@@ -16,8 +16,11 @@ import type { RestConfig } from '../client/rest-config.js';
 import { newControllerManager, type ProgressEvent } from '../controllermanager/manager.js';
 import { buildControllerOptions, effectiveConfiguration, type ControllerManagerFlagValues } from '../controllermanager/options.js';
 import { delegatedAuthConfig } from '../controllermanager/auth-flags.js';
+import { newCloudProvider } from '../controllermanager/cloud.js';
+import { UNINITIALIZED_TAINT_KEY } from '../controllers/cloudnode/cloud-node-controller.js';
 import { formatDuration } from '../cmd/flags.js';
 import { newNodeSimulator } from '../nodes/index.js';
+import { runProvisionerComponent, volumesDirOf } from '../provisioner/component.js';
 import { newScheduler } from '../scheduler/index.js';
 import { newSharedInformerFactory } from '../tools/cache/factory.js';
 import { newEventBroadcaster } from '../tools/record/index.js';
@@ -37,11 +40,15 @@ export interface ControllerSideConfig {
   cmBindAddress: string;
   nodes: number;
   scheduler: boolean;
+  /** Run the local-path provisioner (volumes in <dataDir>/volumes). */
+  localPathProvisioner?: boolean;
   /** The scheduler's client limits (kcm up's --scheduler-kube-api-qps/--scheduler-kube-api-burst). */
   schedulerQps: number;
   schedulerBurst: number;
   verbosity: number;
   loggingFormat: 'text' | 'json';
+  /** The local cloud's load balancer pool (`--load-balancer-ip-range`). */
+  loadBalancerIPRange?: string;
 }
 
 /** Messages from the controller side to the supervisor. */
@@ -71,8 +78,14 @@ export async function runControllerSide(cfg: ControllerSideConfig, signal: Abort
   const saKey = readOptional(saKeyFile);
   const cmRest: RestConfig = { ...base, qps: cfg.cm['kube-api-qps'], burst: cfg.cm['kube-api-burst'], userAgent: 'kcm-controller-manager/v0.1.0' };
 
+  // The cloud (default: the local one); the simulated kubelets then register tainted uninitialized, as kubelet --cloud-provider=external.
+  const cloud = newCloudProvider(cfg.cm['cloud-provider'], cfg.cm['cloud-config'], cfg.loadBalancerIPRange ? { loadBalancerIPRange: cfg.loadBalancerIPRange } : undefined);
+  const cloudTaints = cfg.cm['cloud-provider'] !== '' ? [{ key: UNINITIALIZED_TAINT_KEY, value: 'true', effect: 'NoSchedule' }] : [];
+
   const cm = newControllerManager({
     restConfig: cmRest,
+    ...(cloud ? { cloud } : {}),
+    cloudProviderName: cfg.cm['cloud-provider'],
     controllers: cfg.controllers,
     // The cluster CA signs CSRs too (as kubeadm sets --cluster-signing-*-file), unless flags say otherwise.
     options: buildControllerOptions(
@@ -158,9 +171,15 @@ export async function runControllerSide(cfg: ControllerSideConfig, signal: Abort
   if (cfg.nodes > 0) {
     const client = newKubeClient({ ...base, qps: 0, burst: 0, userAgent: 'kcm-nodes/v0.1.0' }, { logger: newLogger('nodes') });
     clients.push(client);
-    const sim = newNodeSimulator({ client, count: cfg.nodes, clock: realClock, logger: newLogger('nodes') });
+    const sim = newNodeSimulator({ client, count: cfg.nodes, clock: realClock, logger: newLogger('nodes'), taints: cloudTaints });
     send({ type: 'nodes-started', names: [...sim.nodeNames] });
     parts.push(sim.run(stopAll.signal).catch((err: unknown) => log.error(err, 'simulated nodes stopped with an error')));
+  }
+
+  if (cfg.localPathProvisioner) {
+    // Its own component, as a CSI driver's external-provisioner and external-resizer sidecars.
+    const provisioner = runProvisionerComponent({ restConfig: { ...base, qps: 50, burst: 100 }, volumesDir: volumesDirOf(cfg.dataDir), logger: newLogger('local-path-provisioner') }, stopAll.signal);
+    parts.push(provisioner.catch((err: unknown) => log.error(err, 'local-path provisioner stopped with an error')));
   }
 
   // The controller manager decides the exit code; when it ends on its own (lost lease, failed start), stop the rest too.

@@ -11,6 +11,8 @@ import { FlagError, loggingFlags, parseFlags, type FlagSpec, type ParsedFlags } 
 import { applyConfigFile, controllerManagerFlags, validateFlags, type ControllerManagerFlagValues, type ControllerManagerFlags } from '../controllermanager/options.js';
 import { resolveEnabledControllers } from '../controllers/registry.js';
 import { delegatedAuthFlags } from '../controllermanager/auth-flags.js';
+import { DEFAULT_LB_IP_RANGE } from '../cloudprovider/local/local-cloud.js';
+import { parseIpRange } from '../cloudprovider/local/ip-pool.js';
 
 const {
   kubeconfig: _k,
@@ -36,6 +38,12 @@ const ownFlags = {
   storage: { type: 'string', default: 'sqlite', oneOf: ['sqlite', 'memory'], usage: 'Storage backend: "sqlite" (durable, in <data-dir>/db) or "memory" (lost on exit).', section: 'kcm up' },
   nodes: { type: 'int', default: 3, usage: 'Number of simulated nodes (kcm-node-0 ...). 0 runs none.', section: 'kcm up' },
   scheduler: { type: 'bool', default: true, usage: 'Run the default scheduler.', section: 'kcm up' },
+  'local-path-provisioner': {
+    type: 'bool',
+    default: true,
+    usage: 'Run the local-path provisioner (volumes are directories in <data-dir>/volumes) and create the default StorageClass "standard" once, as kind and k3s do.',
+    section: 'kcm up',
+  },
   isolation: {
     type: 'string',
     default: 'process',
@@ -70,6 +78,12 @@ const ownFlags = {
     section: 'Controller manager serving',
   },
   'controller-manager-bind-address': { type: 'string', default: '127.0.0.1', typeName: 'ip', usage: "The IP address the controller manager's endpoints listen on.", section: 'Controller manager serving' },
+  'load-balancer-ip-range': {
+    type: 'string',
+    default: DEFAULT_LB_IP_RANGE,
+    usage: 'Addresses the local cloud gives LoadBalancer Services (FIRST-LAST or a CIDR); freed when the Service goes. Used with --cloud-provider=local.',
+    section: 'kcm up',
+  },
 } as const satisfies FlagSpec;
 
 /** The whole `kcm up` flag set. Leader election is off by default here (one controller manager; a restart need not wait for the old lease). */
@@ -86,6 +100,11 @@ export const upFlags = {
   'allocate-node-cidrs': { ...controllerManagerFlags['allocate-node-cidrs'], default: true, usage: 'Give each node a spec.podCIDR from --cluster-cidr (on in kcm up, as kubeadm and kind set it up; the simulated nodes take pod IPs from it).' },
   'cluster-cidr': { ...controllerManagerFlags['cluster-cidr'], default: '10.244.0.0/16', usage: 'CIDR range for pods in the cluster (kcm up default 10.244.0.0/16).' },
   'service-cluster-ip-range': { ...controllerManagerFlags['service-cluster-ip-range'], default: '10.0.0.0/24', usage: 'CIDR range for Service cluster IPs (API server and controller manager).' },
+  'cloud-provider': {
+    ...controllerManagerFlags['cloud-provider'],
+    default: 'local',
+    usage: "The cloud provider: 'local' (default: LoadBalancer IPs from --load-balancer-ip-range, node zones and provider IDs, simulated instances), '' for none, 'external' when another cloud controller manager runs the cloud controllers.",
+  },
   ...loggingFlags,
 } as const satisfies FlagSpec;
 
@@ -106,6 +125,11 @@ export function parseUpFlags(args: readonly string[]): UpOptions {
   if (flags.values['scheduler-kube-api-qps'] < 0) throw new FlagError(`--scheduler-kube-api-qps must not be negative, got ${flags.values['scheduler-kube-api-qps']}`);
   if (flags.values['request-timeout'] < 0) throw new FlagError('--request-timeout can not be negative value');
   if (flags.values['scheduler-kube-api-burst'] < 0) throw new FlagError(`--scheduler-kube-api-burst must not be negative, got ${flags.values['scheduler-kube-api-burst']}`);
+  try {
+    parseIpRange(flags.values['load-balancer-ip-range']);
+  } catch (err) {
+    throw new FlagError(`invalid argument "${flags.values['load-balancer-ip-range']}" for "--load-balancer-ip-range" flag: ${(err as Error).message}`, { cause: err });
+  }
   const cmValues = {} as Record<string, unknown>;
   for (const name of Object.keys(controllerManagerFlags)) {
     cmValues[name] = name in upFlags ? (flags.values as Record<string, unknown>)[name] : (controllerManagerFlags as FlagSpec)[name]!.default;

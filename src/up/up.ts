@@ -17,6 +17,7 @@ import { newLogger, setLogFormat, setVerbosity, type Logger } from '../util/log/
 import type { ControllerSideConfig, ControllerSideMessage } from './controller-side.js';
 import type { UpOptions } from './options.js';
 import { ensureServiceAccountKey } from './sa-key.js';
+import { ensureDefaultStorageClass } from './storage.js';
 import { newStatusView, isAllReady, type StatusView } from './status.js';
 import { startSupervisor, type Isolation, type Supervisor } from './supervisor.js';
 
@@ -105,10 +106,12 @@ export async function runUp(o: UpOptions, startedAt: number, signal: AbortSignal
     cmBindAddress: v['controller-manager-bind-address'],
     nodes: v.nodes,
     scheduler: v.scheduler,
+    localPathProvisioner: v['local-path-provisioner'],
     schedulerQps: v['scheduler-kube-api-qps'],
     schedulerBurst: v['scheduler-kube-api-burst'],
     verbosity: v.v,
     loggingFormat: v['logging-format'] === 'json' ? 'json' : 'text',
+    loadBalancerIPRange: v['load-balancer-ip-range'],
   };
 
   const watchAbort = new AbortController();
@@ -158,6 +161,7 @@ export async function runUp(o: UpOptions, startedAt: number, signal: AbortSignal
 
   const client = newKubeClient(newRestConfig({ host: server.url, tls: { caData: server.caPem }, auth: { bearerToken: server.adminToken }, qps: 0 }), { logger: log });
   const watching = watchNodesReady(client, v.nodes, status, watchAbort.signal, log).then(checkReady);
+  const storageClass = v['local-path-provisioner'] ? ensureDefaultStorageClass(client, dataDir, v.storage !== 'memory', watchAbort.signal, log) : Promise.resolve();
 
   await new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
   watchAbort.abort();
@@ -165,6 +169,7 @@ export async function runUp(o: UpOptions, startedAt: number, signal: AbortSignal
   log.info('stopping the controller side');
   await supervisor.stop();
   await watching.catch(() => undefined);
+  await storageClass.catch(() => undefined);
   await client.close().catch(() => undefined);
   log.info('stopping the API server');
   await server.close();

@@ -139,7 +139,7 @@ describe('kcm controller-manager command', () => {
         assert.equal((await cm.get('/healthz/deployment-controller')).code, 404);
         const configz = JSON.parse((await cm.get('/configz')).body);
         assert.deepEqual(configz.componentconfig.generic.controllers, ['*', '-deployment']);
-        assert.match(cm.err(), /"controller not implemented in kcm, skipping" controller="service-lb-controller"/);
+        assert.match(cm.err(), /"no cloud provider \(--cloud-provider\), skipping" controller="service-lb-controller"/);
       } finally {
         await cm.stop();
         await api.kubectl(['delete', 'deployment', 'untouched', 'replicaset', 'bare', '--wait=false']);

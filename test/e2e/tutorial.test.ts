@@ -66,6 +66,22 @@ describe('docs/runtime-tutorial.md', () => {
   const work = mkdtempSync(join(tmpdir(), 'kcm-tutorial-'));
   const state = join(work, '.state');
   const background: ChildProcess[] = [];
+  // If this file is stopped (a timeout), the background commands (kcm up, the operator) must not outlive it:
+  // a leftover operator holds its ports and breaks the next run.
+  const killBackground = () => {
+    for (const p of background) {
+      try {
+        process.kill(-p.pid!, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  };
+  process.once('exit', killBackground);
+  process.once('SIGTERM', () => {
+    killBackground();
+    process.exit(143);
+  });
 
   after(async () => {
     for (const p of background) {

@@ -156,7 +156,8 @@ describe('the StaticSite operator', () => {
       assert.equal(d?.reason, 'ReconcileFailed');
       assert.match(d?.message ?? '', /no\/slashes/);
     });
-    assert.ok((await reasons('bad-files')).includes('ReconcileFailed'));
+    // Events are written asynchronously, after the status.
+    await eventually(async () => assert.ok((await reasons('bad-files')).includes('ReconcileFailed')));
     // Fixing the spec heals it.
     await sites().patch('bad-files', 'merge', { spec: { content: { 'no/slashes': null, 'index.html': 'ok' } } });
     await eventually(async () => {

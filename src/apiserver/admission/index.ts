@@ -7,3 +7,5 @@ export * from './taint-nodes-by-condition.js';
 export * from './limit-ranger.js';
 export * from './resource-quota.js';
 export * from './storage-object-in-use-protection.js';
+export * from './default-storage-class.js';
+export * from './persistent-volume-claim-resize.js';

@@ -65,6 +65,19 @@ describe('apps strategies', () => {
     assert.equal((rs.spec as any).replicas, 1);
   });
 
+  it('lets a statefulset mount its claim templates, and still refuses mounts of unknown volumes', () => {
+    const spec = (mount: string) =>
+      workload('StatefulSet', {
+        volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }],
+      });
+    const ok = create('statefulsets', spec('data'));
+    (ok.spec as any).template.spec.containers[0].volumeMounts = [{ name: 'data', mountPath: '/data' }];
+    assert.deepEqual(strategyFor('apps', 'statefulsets').validate(ok), []);
+    const bad = structuredClone(ok);
+    (bad.spec as any).template.spec.containers[0].volumeMounts = [{ name: 'nope', mountPath: '/data' }];
+    assert.ok(strategyFor('apps', 'statefulsets').validate(bad).some((e) => e.message.includes('volumeMounts[0].name: Not found')));
+  });
+
   it('rejects a selector that does not match the template labels with the upstream message', () => {
     const d = create('deployments', workload('Deployment', { selector: { matchLabels: { app: 'other' } } }));
     const msgs = strategyFor('apps', 'deployments').validate(d).map((e) => e.message);

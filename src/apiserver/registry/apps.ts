@@ -170,7 +170,8 @@ function statefulSetStrategy(): Strategy {
       const errs = [
         ...validateReplicas(obj),
         ...validateSelectorAndTemplate(obj, 'statefulset'),
-        ...validatePodTemplate(s.template, 'spec.template', ['Always']),
+        // Mounts may name claim templates: the controller adds their volumes to each pod (upstream skips pod spec validation here).
+        ...validatePodTemplate(withClaimTemplateVolumes(s), 'spec.template', ['Always']),
         ...oneOf(s.podManagementPolicy, ['OrderedReady', 'Parallel'], 'spec.podManagementPolicy'),
         ...oneOf(s.updateStrategy?.type, ['RollingUpdate', 'OnDelete'], 'spec.updateStrategy.type'),
         ...nonNegative(s.revisionHistoryLimit, 'spec.revisionHistoryLimit'),
@@ -284,4 +285,15 @@ function controllerRevisionStrategy(): Strategy {
 
 export function appsStrategies(): Strategy[] {
   return [deploymentStrategy(), replicaSetStrategy(), statefulSetStrategy(), daemonSetStrategy(), controllerRevisionStrategy()];
+}
+
+/** The StatefulSet's pod template with a volume for each claim template not already a volume (what its pods get). */
+function withClaimTemplateVolumes(s: NonNullable<StatefulSet['spec']>): NonNullable<StatefulSet['spec']>['template'] | undefined {
+  const t = s.template;
+  const claims = (s.volumeClaimTemplates ?? []).map((c) => c.metadata?.name ?? '').filter((n) => n !== '');
+  if (!t?.spec || claims.length === 0) return t;
+  const have = new Set((t.spec.volumes ?? []).map((v) => v.name));
+  const extra = claims.filter((n) => !have.has(n)).map((name) => ({ name, persistentVolumeClaim: { claimName: name } }));
+  if (extra.length === 0) return t;
+  return { ...t, spec: { ...t.spec, volumes: [...(t.spec.volumes ?? []), ...extra] } };
 }

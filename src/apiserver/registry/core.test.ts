@@ -132,7 +132,17 @@ describe('core strategies', () => {
     const grow = structuredClone(pvc);
     (grow.spec as any).resources.requests.storage = '2Gi';
     (grow.spec as any).volumeName = 'pv-1';
-    assert.deepEqual(s.validateUpdate(grow, pvc), []);
+    // Only a bound claim's request may change (ValidatePersistentVolumeClaimUpdate).
+    assert.ok(s.validateUpdate(grow, pvc).some((e) => e.message.startsWith('spec: Forbidden: spec is immutable after creation')));
+    const bound = { ...structuredClone(pvc), spec: { ...(pvc.spec as any), volumeName: 'pv-1' }, status: { phase: 'Bound', capacity: { storage: '1Gi' } } };
+    const grown = { ...structuredClone(bound), spec: { ...structuredClone(bound.spec), resources: { requests: { storage: '2Gi' } } } };
+    assert.deepEqual(s.validateUpdate(grown as any, bound as any), []);
+    // Shrinking back is allowed down to, not to, status.capacity (RecoverVolumeExpansionFailure).
+    const recovering = { ...structuredClone(grown), status: { phase: 'Bound', capacity: { storage: '1Gi' } } };
+    const back = { ...structuredClone(recovering), spec: { ...structuredClone(recovering.spec), resources: { requests: { storage: '1536Mi' } } } };
+    assert.deepEqual(s.validateUpdate(back as any, recovering as any), []);
+    const tooSmall = { ...structuredClone(recovering), spec: { ...structuredClone(recovering.spec), resources: { requests: { storage: '1Gi' } } } };
+    assert.ok(s.validateUpdate(tooSmall as any, recovering as any).some((e) => e.message === 'spec.resources.requests.storage: Forbidden: field can not be less than status.capacity'));
     const bad = structuredClone(pvc);
     (bad.spec as any).accessModes = ['ReadWriteMany'];
     assert.ok(s.validateUpdate(bad, pvc).some((e) => e.message.startsWith('spec: Forbidden: spec is immutable after creation')));

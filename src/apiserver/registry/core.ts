@@ -22,6 +22,7 @@ import { roundUpResourceList } from './quantities.js';
 import { immutable, nonNegative, oneOf, deepEqual, validateLabels } from './meta-validation.js';
 import { specOf, validateReplicas, scaleAccess, setSelectorString, selectorMismatch } from './workload.js';
 import { selectorFromSet } from '../../api/labels.js';
+import { compare as compareQuantity } from '../../api/quantity.js';
 import { serviceStrategy } from './services.js';
 
 type Obj = Record<string, unknown>;
@@ -284,17 +285,29 @@ function pvcStrategy(): Strategy {
     validateUpdate(n, o) {
       const ns = structuredClone((n.spec ?? {}) as Obj);
       const os = (o.spec ?? {}) as Obj;
-      // Binding fills volumeName once; resources.requests and the attributes class may change.
+      // Binding fills volumeName once; the storage request of a bound claim and the attributes class may change.
       if (!os.volumeName && ns.volumeName) delete ns.volumeName;
-      const oldRequests = (os.resources as Obj | undefined)?.requests;
-      if (ns.resources) setOrDelete(ns.resources as Obj, 'requests', oldRequests);
+      const errs: FieldError[] = [];
+      const newReqs = (ns.resources as Obj | undefined)?.requests as Record<string, string> | undefined;
+      const oldReqs = (os.resources as Obj | undefined)?.requests as Record<string, string> | undefined;
+      if ((n as PersistentVolumeClaim).status?.phase === 'Bound' && newReqs) {
+        if (oldReqs?.['storage'] !== undefined) newReqs['storage'] = oldReqs['storage'];
+        else delete newReqs['storage'];
+        const newSize = ((n.spec as Obj).resources as Obj | undefined)?.requests as Record<string, string> | undefined;
+        const oldSize = oldReqs?.['storage'] ?? '0';
+        const statusSize = (o as PersistentVolumeClaim).status?.capacity?.['storage'] ?? '0';
+        // RecoverVolumeExpansionFailure (GA): a request may shrink back towards, never to or below, status.capacity.
+        if (compareQuantity(newSize?.['storage'] ?? '0', oldSize) < 0 && compareQuantity(newSize?.['storage'] ?? '0', statusSize) <= 0) {
+          errs.push(forbidden('spec.resources.requests.storage', 'field can not be less than status.capacity'));
+        }
+      }
       setOrDelete(ns, 'volumeAttributesClassName', os.volumeAttributesClassName);
       const osCmp = { ...os };
       if (!os.volumeName) delete osCmp.volumeName;
       if (!deepEqual(ns, osCmp)) {
-        return [forbidden('spec', 'spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims')];
+        errs.unshift(forbidden('spec', 'spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims'));
       }
-      return [];
+      return errs;
     },
   });
 }
