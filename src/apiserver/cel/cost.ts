@@ -113,6 +113,12 @@ export function selectorCost(len: Range): Range {
   return add(add(fixed(listCreateBaseCost), parse), reqCost);
 }
 
+/** Kubernetes library functions of constant cost 1, at run time and in the estimate (library/cost.go). */
+export const unitCostFunctions: ReadonlySet<string> = new Set([
+  'format.named', 'sign', 'asInteger', 'isInteger', 'asApproximateFloat', 'isGreaterThan', 'isLessThan', 'compareTo', 'add', 'sub',
+  'major', 'minor', 'patch', 'getScheme', 'getHostname', 'getHost', 'getPort', 'getEscapedPath', 'getQuery',
+]);
+
 /**
  * The actual cost of one call, as CostTracker.costCall computes it:
  * Kubernetes' CallCost first, then cel-go's ext trackers and defaults.
@@ -121,6 +127,7 @@ export function selectorCost(len: Range): Range {
  * receiver first, as cel-go passes them.
  */
 export function runtimeCallCost(fn: string, args: readonly unknown[], result: unknown, member = false): number {
+  if (unitCostFunctions.has(fn)) return 1;
   switch (fn) {
     case 'check':
       return 350000;
@@ -213,26 +220,6 @@ export function runtimeCallCost(fn: string, args: readonly unknown[], result: un
         return Math.ceil((1 + actualSize(args[1])) * stringTraversalCostFactor) * Math.ceil(args[0].maxRegexSize * regexStringLengthCostFactor);
       }
       break;
-    case 'format.named':
-    case 'sign':
-    case 'asInteger':
-    case 'isInteger':
-    case 'asApproximateFloat':
-    case 'isGreaterThan':
-    case 'isLessThan':
-    case 'compareTo':
-    case 'add':
-    case 'sub':
-    case 'major':
-    case 'minor':
-    case 'patch':
-    case 'getScheme':
-    case 'getHostname':
-    case 'getHost':
-    case 'getPort':
-    case 'getEscapedPath':
-    case 'getQuery':
-      return 1;
     case '_==_':
       if (args.length === 2 && (isKubernetesValue(args[0]) || args[0] instanceof CelIP || args[0] instanceof CelCIDR)) return 1;
       break;

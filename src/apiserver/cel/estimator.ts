@@ -26,6 +26,7 @@ import {
   stringTraversalCostFactor,
   union,
   unknownSize,
+  unitCostFunctions,
   type Range,
 } from './cost.js';
 import type { DeclType } from './types.js';
@@ -413,6 +414,7 @@ class Coster {
   /** library.CostEstimator.EstimateCallCost (cel-go v0.23: the target is never nil). */
   libraryCost(fn: string, target: AstNode | undefined, args: AstNode[]): { cost: Range; resultSize?: Range } | undefined {
     const t = (): AstNode => target ?? { node: undefined, type: undefined, path: undefined, computed: undefined };
+    if (unitCostFunctions.has(fn)) return { cost: fixed(1) };
     switch (fn) {
       case 'check':
         return { cost: fixed(350000) };
@@ -540,26 +542,6 @@ class Coster {
       case 'validate':
         if (args.length >= 1) return { cost: factor(factor(this.libSize(args[0]!), stringTraversalCostFactor), maxNameFormatRegexSize * regexStringLengthCostFactor) };
         return undefined;
-      case 'format.named':
-      case 'sign':
-      case 'asInteger':
-      case 'isInteger':
-      case 'asApproximateFloat':
-      case 'isGreaterThan':
-      case 'isLessThan':
-      case 'compareTo':
-      case 'add':
-      case 'sub':
-      case 'major':
-      case 'minor':
-      case 'patch':
-      case 'getScheme':
-      case 'getHostname':
-      case 'getHost':
-      case 'getPort':
-      case 'getEscapedPath':
-      case 'getQuery':
-        return { cost: fixed(1) };
       case '_==_':
         if (args.length === 2 && args[0]!.type?.name && args[0]!.type.name === args[1]!.type?.name) {
           switch (args[0]!.type.name) {
