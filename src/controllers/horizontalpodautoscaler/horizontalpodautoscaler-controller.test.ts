@@ -10,7 +10,8 @@ import type { Kube } from '../../tools/cache/factory.js';
 import { setLogOutput } from '../../util/log/logger.js';
 import { pod, setupController } from '../endpointslice/test-support.js';
 import { descriptor, newHorizontalPodAutoscalerController } from './horizontalpodautoscaler-controller.js';
-import { convertDesiredReplicasWithRules, Recommendations } from './normalize.js';
+import { convertDesiredReplicasWithBehaviorRate, convertDesiredReplicasWithRules, Recommendations, ScaleEvents, scaleDownRules, scaleUpRules } from './normalize.js';
+import { groupPods, utilizationReplicas, type PodMetricsInfo } from './replica-calculator.js';
 
 type HPA = Kube<HorizontalPodAutoscaler>;
 const deploy = (replicas: number): Kube<Deployment> => ({
@@ -40,11 +41,23 @@ const noMetricsAPI = (f: FakeClient) =>
 const metricsAPI = (f: FakeClient, usage: Record<string, string>) =>
   f.prependReactor('list', 'pods', (a) => {
     if (a.gvr.group !== 'metrics.k8s.io') return undefined;
-    return { apiVersion: 'metrics.k8s.io/v1beta1', kind: 'PodMetricsList', metadata: {}, items: Object.entries(usage).map(([name, cpu]) => ({ metadata: { name, namespace: 'default' }, containers: [{ name: 'c', usage: { cpu } }] })) };
+    return {
+      apiVersion: 'metrics.k8s.io/v1beta1',
+      kind: 'PodMetricsList',
+      metadata: {},
+      items: Object.entries(usage).map(([name, cpu]) => ({ metadata: { name, namespace: 'default' }, timestamp: '2023-12-31T23:59:45Z', window: '15s', containers: [{ name: 'c', usage: { cpu } }] })),
+    };
   });
-const withRequest = (name: string): Kube<Pod> => {
+/** A Running pod requesting 100m cpu, started and Ready long ago (or as `ready` says, at `since`). */
+const withRequest = (name: string, ready: { status: 'True' | 'False'; since?: string; started?: string } = { status: 'True' }): Kube<Pod> => {
   const p = pod(name);
   p.spec!.containers[0]!.resources = { requests: { cpu: '100m' } };
+  (p as { status: Pod['status'] }).status = {
+    ...p.status,
+    phase: 'Running',
+    startTime: ready.started ?? '2023-12-31T00:00:00Z',
+    conditions: [{ type: 'Ready', status: ready.status, lastTransitionTime: ready.since ?? '2023-12-31T00:00:10Z' }],
+  };
   return p;
 };
 const storedHpa = (f: FakeClient) => f.stored<HPA>(GVR.horizontalPodAutoscalers, 'default', 'web')!;
@@ -248,6 +261,58 @@ describe('horizontal pod autoscaler controller', () => {
     r.record('k', 6, 0);
     assert.equal(r.stabilize('k', 2, 60_000, 300_000), 6);
     assert.equal(r.stabilize('k', 2, 400_000, 300_000), 2);
+  });
+
+  it('counts missing pods at 0 on a scale-up and at their request on a scale-down, as upstream', () => {
+    const timing = { now: Date.parse('2024-01-01T00:00:00Z'), cpuInitializationPeriodMs: 300_000, initialReadinessDelayMs: 30_000 };
+    const m = (v: number) => ({ value: v, timestamp: timing.now - 10_000, windowMs: 15_000 });
+    const pods = ['a', 'b', 'c', 'd'].map((n) => withRequest(n));
+    // a, b at 200 % (target 50 %), c, d without metrics counted at 0: 100 % / 50 % = 2 -> 8 pods.
+    const up = utilizationReplicas(4, 50, new Map([['a', m(200)], ['b', m(200)]]), pods, 'cpu', 0.1, undefined, timing);
+    assert.deepEqual(up, { replicas: 8, utilization: 200, rawAverage: 200 });
+    // Scale-down with missing pods: a, b at 10 %, c, d counted at 100 %: 55 % / 50 % flips the direction: keep 4.
+    const down = utilizationReplicas(4, 50, new Map([['a', m(10)], ['b', m(10)]]), pods, 'cpu', 0.1, undefined, timing);
+    assert.equal(down.replicas, 4);
+    assert.equal(down.utilization, 10);
+    // Without missing pods the same usage scales down to ceil(0.2 * 2) = 1.
+    assert.equal(utilizationReplicas(2, 50, new Map([['a', m(10)], ['b', m(10)]]), pods.slice(0, 2), 'cpu', 0.1, undefined, timing).replicas, 1);
+  });
+
+  it('treats pods in their cpu initialization period as unready until a full window after they became Ready', () => {
+    const now = Date.parse('2024-01-01T00:10:00Z');
+    const timing = { now, cpuInitializationPeriodMs: 300_000, initialReadinessDelayMs: 30_000 };
+    const fresh = withRequest('fresh', { status: 'True', started: '2024-01-01T00:09:00Z', since: '2024-01-01T00:09:50Z' });
+    const old = withRequest('old');
+    const notReady = withRequest('nr', { status: 'False', started: '2024-01-01T00:00:00Z', since: '2024-01-01T00:00:05Z' });
+    const pending = withRequest('pending');
+    pending.status!.phase = 'Pending';
+    const sample = (ts: string) => ({ value: 50, timestamp: Date.parse(ts), windowMs: 15_000 });
+    const metrics: PodMetricsInfo = new Map([['fresh', sample('2024-01-01T00:10:00Z')], ['old', sample('2024-01-01T00:10:00Z')], ['nr', sample('2024-01-01T00:10:00Z')]]);
+    const g = groupPods([fresh, old, notReady, pending], metrics, 'cpu', timing);
+    assert.deepEqual([g.readyPodCount, [...g.unready].sort()], [1, ['fresh', 'nr', 'pending']]);
+    // Memory ignores readiness.
+    assert.equal(groupPods([fresh, old, notReady], metrics, 'memory', timing).readyPodCount, 3);
+    // A scale-up counts the unready pods at 0: old at 200 %, fresh unready -> (200+0)/200 = 100 % / 50 % = 2 -> 4.
+    const p = utilizationReplicas(2, 50, new Map([['old', { ...sample('2024-01-01T00:10:00Z'), value: 200 }], ['fresh', sample('2024-01-01T00:10:00Z')]]), [old, fresh], 'cpu', 0.1, undefined, timing);
+    assert.equal(p.replicas, 4);
+  });
+
+  it('applies the behavior rate policies: Pods and Percent per period, selectPolicy, ScaleUpLimit / ScaleDownLimit', () => {
+    const events = new ScaleEvents();
+    const up = scaleUpRules({ policies: [{ type: 'Pods', value: 1, periodSeconds: 60 }] });
+    const down = scaleDownRules({ policies: [{ type: 'Percent', value: 50, periodSeconds: 60 }] }, 300);
+    const args = { key: 'k', min: 1, max: 10, up, down };
+    assert.deepEqual(convertDesiredReplicasWithBehaviorRate({ ...args, current: 2, desired: 6 }, events, 0), { replicas: 3, reason: 'ScaleUpLimit', message: 'the desired replica count is increasing faster than the maximum scale rate' });
+    events.store('k', 2, 3, { up, down }, 0);
+    // Within the period, the one pod already added counts: still 3.
+    assert.equal(convertDesiredReplicasWithBehaviorRate({ ...args, current: 3, desired: 6 }, events, 30_000).replicas, 3);
+    assert.equal(convertDesiredReplicasWithBehaviorRate({ ...args, current: 3, desired: 6 }, events, 61_000).replicas, 4);
+    assert.deepEqual(convertDesiredReplicasWithBehaviorRate({ ...args, current: 8, desired: 1 }, new ScaleEvents(), 0), { replicas: 4, reason: 'ScaleDownLimit', message: 'the desired replica count is decreasing faster than the maximum scale rate' });
+    assert.equal(convertDesiredReplicasWithBehaviorRate({ ...args, current: 8, desired: 1, down: { ...down, selectPolicy: 'Disabled' } }, new ScaleEvents(), 0).replicas, 8);
+    assert.equal(convertDesiredReplicasWithBehaviorRate({ ...args, current: 4, desired: 5 }, new ScaleEvents(), 0).reason, 'DesiredWithinRange');
+    // The API defaults: up 4 pods or 100 % per 15 s (Max), down 100 % per 15 s.
+    assert.equal(convertDesiredReplicasWithBehaviorRate({ ...args, max: 100, current: 2, desired: 50, up: scaleUpRules(undefined), down: scaleDownRules(undefined, 300) }, new ScaleEvents(), 0).replicas, 6);
+    assert.equal(scaleDownRules(undefined, 300).stabilizationWindowSeconds, 300);
   });
 
   it('is registered under its upstream name', () => {

@@ -15,10 +15,13 @@
  * FailedComputeMetricsReplicas. Pods, Object and External metrics need the
  * custom/external metrics APIs, which kcm does not read: they always fail
  * (FailedGetPodsMetric, FailedGetObjectMetric, FailedGetExternalMetric).
- * With spec.behavior, stabilization windows are honoured but the rate
- * policies (pods/percent per period) are not applied.
+ * With spec.behavior, the stabilization windows and the rate policies
+ * (pods/percent per period, selectPolicy) apply as upstream's
+ * normalizeDesiredReplicasWithBehaviors; without it, scale-down is
+ * stabilized over --horizontal-pod-autoscaler-downscale-stabilization and
+ * scale-up limited to max(2 * current, 4).
  */
-import type { HorizontalPodAutoscaler, MetricSpec, MetricStatus } from 'kubernetes-types/autoscaling/v2.js';
+import type { HorizontalPodAutoscaler, HPAScalingRules, MetricSpec, MetricStatus } from 'kubernetes-types/autoscaling/v2.js';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { LabelSelector } from 'kubernetes-types/meta/v1.js';
 import { GVR } from '../../api/gvr.js';
@@ -36,8 +39,16 @@ import type { EventRecorder } from '../../tools/record/interfaces.js';
 import { rfc3339 } from '../../util/clock/clock.js';
 import type { Logger } from '../../util/log/logger.js';
 import type { ControllerContext, ControllerDescriptor } from '../types.js';
-import { convertDesiredReplicasWithRules, Recommendations, setCondition } from './normalize.js';
-import { getResourceMetric, utilizationReplicas } from './replica-calculator.js';
+import { convertDesiredReplicasWithBehaviorRate, convertDesiredReplicasWithRules, Recommendations, ScaleEvents, scaleDownRules, scaleUpRules, setCondition } from './normalize.js';
+import {
+  averageValueReplicas,
+  DEFAULT_CPU_INITIALIZATION_PERIOD_MS,
+  DEFAULT_INITIAL_READINESS_DELAY_MS,
+  getResourceMetric,
+  utilizationReplicas,
+  type PodMetricsInfo,
+  type ReadinessTiming,
+} from './replica-calculator.js';
 
 export const HPA_CONTROLLER_NAME = 'horizontal-pod-autoscaler-controller';
 export const DEFAULT_SYNC_PERIOD_MS = 15_000;
@@ -84,6 +95,9 @@ class HorizontalController implements HPAController {
   private readonly log: Logger;
   private readonly recorder: EventRecorder;
   private readonly recommendations = new Recommendations();
+  private readonly scaleEvents = new ScaleEvents();
+  private readonly cpuInitializationPeriodMs: number;
+  private readonly initialReadinessDelayMs: number;
   private readonly resyncMs: number;
   private readonly downscaleWindowMs: number;
   private readonly tolerance: number;
@@ -98,6 +112,8 @@ class HorizontalController implements HPAController {
     this.resyncMs = Number(extra['horizontal-pod-autoscaler-sync-period'] ?? DEFAULT_SYNC_PERIOD_MS) || DEFAULT_SYNC_PERIOD_MS;
     this.downscaleWindowMs = Number(extra['horizontal-pod-autoscaler-downscale-stabilization'] ?? DEFAULT_DOWNSCALE_STABILIZATION_MS);
     this.tolerance = Number(extra['horizontal-pod-autoscaler-tolerance'] ?? DEFAULT_TOLERANCE);
+    this.cpuInitializationPeriodMs = Number(extra['horizontal-pod-autoscaler-cpu-initialization-period'] ?? DEFAULT_CPU_INITIALIZATION_PERIOD_MS);
+    this.initialReadinessDelayMs = Number(extra['horizontal-pod-autoscaler-initial-readiness-delay'] ?? DEFAULT_INITIAL_READINESS_DELAY_MS);
     this.worker = newQueueWorker({ name: 'horizontalpodautoscaler', clock: ctx.clock, logger: this.log, sync: (k) => this.sync(k) });
     const hpaInf = ctx.informers.horizontalPodAutoscalers();
     const podInf = ctx.informers.pods();
@@ -111,7 +127,10 @@ class HorizontalController implements HPAController {
         },
         onDelete: (obj) => {
           const h = objectFromDeleted(obj);
-          if (h) this.recommendations.forget(keyFunc(h));
+          if (h) {
+            this.recommendations.forget(keyFunc(h));
+            this.scaleEvents.forget(keyFunc(h));
+          }
         },
       }),
       podInf.addEventHandler({}),
@@ -146,6 +165,7 @@ class HorizontalController implements HPAController {
     const shared = this.hpas.namespace(namespace).get(name);
     if (!shared) {
       this.recommendations.forget(key);
+      this.scaleEvents.forget(key);
       return true;
     }
     await this.reconcile(key, shared);
@@ -227,6 +247,7 @@ class HorizontalController implements HPAController {
         throw new Error(`failed to rescale ${reference}: ${msg}`, { cause: err });
       }
       this.cond(hpa, 'AbleToScale', 'True', 'SucceededRescale', `the HPA controller was able to update the target scale to ${desired}`);
+      if (hpa.spec?.behavior) this.scaleEvents.store(key, current, desired, this.behaviorRules(hpa), this.ctx.clock.now());
       this.recorder.eventf(hpa, 'Normal', 'SuccessfulRescale', 'New size: %d; reason: %s', desired, reason);
       this.log.info({ hpa: key, currentReplicas: current, desiredReplicas: desired, reason }, 'Successfully rescaled');
     } else {
@@ -250,30 +271,39 @@ class HorizontalController implements HPAController {
     else delete hpa.status.currentMetrics;
   }
 
+  /** The HPA's behavior with the API defaults filled in (and the controller's default scale-down window). */
+  private behaviorRules(hpa: HPA): { up: HPAScalingRules; down: HPAScalingRules } {
+    const b = hpa.spec?.behavior;
+    return { up: scaleUpRules(b?.scaleUp), down: scaleDownRules(b?.scaleDown, Math.trunc(this.downscaleWindowMs / 1000)) };
+  }
+
   private normalize(hpa: HPA, key: string, current: number, desired: number, min: number, max: number): number {
     const now = this.ctx.clock.now();
-    let stabilized: number;
-    const b = hpa.spec?.behavior;
-    if (!b) {
-      stabilized = this.recommendations.stabilize(key, desired, now, this.downscaleWindowMs);
-    } else {
-      const down = (b.scaleDown?.stabilizationWindowSeconds ?? 300) * 1000;
-      const up = (b.scaleUp?.stabilizationWindowSeconds ?? 0) * 1000;
-      stabilized = this.recommendations.stabilize(key, desired, now, down, up, current);
+    if (!hpa.spec?.behavior) {
+      // normalizeDesiredReplicas
+      const stabilized = this.recommendations.stabilize(key, desired, now, this.downscaleWindowMs);
+      if (stabilized !== desired) this.cond(hpa, 'AbleToScale', 'True', 'ScaleDownStabilized', 'recent recommendations were higher than current one, applying the highest recent recommendation');
+      else this.cond(hpa, 'AbleToScale', 'True', 'ReadyForNewScale', 'recommended size matches current size');
+      const r = convertDesiredReplicasWithRules(current, stabilized, min, max);
+      this.cond(hpa, 'ScalingLimited', r.replicas === stabilized ? 'False' : 'True', r.reason, r.message);
+      return r.replicas;
     }
+    // normalizeDesiredReplicasWithBehaviors
+    const rules = this.behaviorRules(hpa);
+    const stabilized = this.recommendations.stabilize(key, desired, now, (rules.down.stabilizationWindowSeconds ?? 0) * 1000, (rules.up.stabilizationWindowSeconds ?? 0) * 1000, current);
     if (stabilized !== desired) {
-      // With behavior, a recommendation at or above the current count is held by the scale-up window (stabilizeRecommendationWithBehaviors).
-      if (b && desired >= current) {
-        this.cond(hpa, 'AbleToScale', 'True', 'ScaleUpStabilized', 'recent recommendations were lower than current one, applying the lowest recent recommendation');
-      } else {
-        this.cond(hpa, 'AbleToScale', 'True', 'ScaleDownStabilized', 'recent recommendations were higher than current one, applying the highest recent recommendation');
-      }
+      if (desired >= current) this.cond(hpa, 'AbleToScale', 'True', 'ScaleUpStabilized', 'recent recommendations were lower than current one, applying the lowest recent recommendation');
+      else this.cond(hpa, 'AbleToScale', 'True', 'ScaleDownStabilized', 'recent recommendations were higher than current one, applying the highest recent recommendation');
     } else {
       this.cond(hpa, 'AbleToScale', 'True', 'ReadyForNewScale', 'recommended size matches current size');
     }
-    const r = convertDesiredReplicasWithRules(current, stabilized, min, max);
+    const r = convertDesiredReplicasWithBehaviorRate({ key, current, desired: stabilized, min, max, up: rules.up, down: rules.down }, this.scaleEvents, now);
     this.cond(hpa, 'ScalingLimited', r.replicas === stabilized ? 'False' : 'True', r.reason, r.message);
     return r.replicas;
+  }
+
+  private timing(): ReadinessTiming {
+    return { now: this.ctx.clock.now(), cpuInitializationPeriodMs: this.cpuInitializationPeriodMs, initialReadinessDelayMs: this.initialReadinessDelayMs };
   }
 
   private async computeReplicasForMetrics(hpa: HPA, scale: Scale): Promise<{ replicas: number; metric: string; statuses: MetricStatus[]; error?: string }> {
@@ -342,7 +372,7 @@ class HorizontalController implements HPAController {
           return fail(reason, 'invalid resource metric source: neither an average utilization target nor an average value (usage) target was set', prefix);
         }
         const what = targetValue !== undefined ? 'usage' : 'utilization';
-        let usage: Map<string, number>;
+        let usage: PodMetricsInfo;
         try {
           usage = await getResourceMetric(this.ctx.client, resource, ns, selectorText, container);
         } catch (err) {
@@ -351,17 +381,12 @@ class HorizontalController implements HPAController {
         const pods = this.pods.namespace(ns).list(parseSelector(selectorText));
         try {
           if (targetValue !== undefined) {
-            const target = milliValue(String(targetValue));
-            let sum = 0;
-            for (const v of usage.values()) sum += v;
-            const avg = sum / usage.size;
-            const ratio = avg / target;
-            const replicas = Math.abs(1 - ratio) <= this.tolerance ? current : Math.ceil(sum / target);
-            const cur = { averageValue: quantityToString(newMilliQuantity(Math.trunc(avg))) };
+            const p = averageValueReplicas(current, milliValue(String(targetValue)), usage, pods, resource, this.tolerance, this.timing());
+            const cur = { averageValue: quantityToString(newMilliQuantity(p.usage)) };
             // "<name> resource" for both Resource and ContainerResource average-value targets, as upstream.
-            return { ok: true, replicas, name: `${resource} resource`, status: statusFor(spec, resource, container, cur) };
+            return { ok: true, replicas: p.replicas, name: `${resource} resource`, status: statusFor(spec, resource, container, cur) };
           }
-          const p = utilizationReplicas(current, targetUtil!, usage, pods, resource, this.tolerance, container);
+          const p = utilizationReplicas(current, targetUtil!, usage, pods, resource, this.tolerance, container, this.timing());
           const cur = { averageUtilization: p.utilization, averageValue: quantityToString(newMilliQuantity(p.rawAverage)) };
           const kind = spec.type === 'Resource' ? 'resource' : 'container resource';
           return { ok: true, replicas: p.replicas, name: `${resource} ${kind} utilization (percentage of request)`, status: statusFor(spec, resource, container, cur) };
