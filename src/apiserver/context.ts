@@ -13,6 +13,7 @@ import type { UserInfo, Verb } from './request-info.js';
 import type { ServiceAllocators } from './ipalloc.js';
 import type { Authorizer } from './authz/rbac.js';
 import type { WebhookClient } from './admission/webhook/webhook-client.js';
+import type { ResourceMetricsSource } from './metrics-api/types.js';
 
 export interface ServerContext {
   storage: Storage;
@@ -32,6 +33,8 @@ export interface ServerContext {
   auth: ServerAuth;
   /** Calls admission and CRD conversion webhooks. */
   webhookClient?: WebhookClient;
+  /** Serves metrics.k8s.io (NodeMetrics, PodMetrics) when set. */
+  resourceMetrics?: ResourceMetricsSource;
 }
 
 /** The outcome of authenticating one bearer token for a TokenReview. */

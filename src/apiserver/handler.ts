@@ -56,6 +56,8 @@ import { headerLists, impersonatedUser } from './authz/impersonation.js';
 import { parseRequestInfo, truthyParam } from './request-info.js';
 import { writeStatus } from './output.js';
 import { isAlreadyExists, StatusError } from '../client/errors.js';
+import type { ResourceMetricsSource } from './metrics-api/types.js';
+import { metricsResources, METRICS_RESOURCES_OWNER } from './metrics-api/resources.js';
 
 export interface ApiHandlerOptions {
   storage: Storage;
@@ -79,6 +81,12 @@ export interface ApiHandlerOptions {
   clientCA?: string;
   /** The CRD conversion webhooks' deadline in ms (upstream: 30 s; tests shorten it). */
   crdConversionWebhookTimeoutMs?: number;
+  /**
+   * Serves the resource metrics API (metrics.k8s.io/v1beta1, as
+   * metrics-server) with usage from this source. (kcm serves no
+   * apiregistration.k8s.io, so there is no APIService object for it.)
+   */
+  resourceMetrics?: ResourceMetricsSource;
 }
 
 export interface ApiHandler {
@@ -157,7 +165,9 @@ export async function createApiHandler(opts: ApiHandlerOptions): Promise<ApiHand
     bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000,
     auth: { ...(opts.auth ?? {}) },
     webhookClient: webhooks.client,
+    ...(opts.resourceMetrics ? { resourceMetrics: opts.resourceMetrics } : {}),
   };
+  if (opts.resourceMetrics) resources.setDynamic(METRICS_RESOURCES_OWNER, metricsResources());
   late.server = server;
   const checks: HealthCheck[] = [
     { name: 'log', check: () => true },

@@ -25,6 +25,8 @@ import { handleComponentStatuses } from './componentstatus.js';
 import { createOpenApiHandler, type OpenApiHandler, type SwaggerFragment } from './openapi/index.js';
 import { aggregatedDiscovery, wantsAggregatedDiscovery } from './discovery.js';
 import { registerBuiltinTables } from './tables/index.js';
+import { handleResourceMetrics } from './metrics-api/handler.js';
+import { METRICS_GROUP } from './metrics-api/types.js';
 
 registerBuiltinTables();
 
@@ -219,6 +221,7 @@ async function resource(
     namespace: info.namespace, name: info.name, subresource: info.subresource, verb: info.verb,
     rendering: negotiate(req.headers.accept),
   };
+  if (r.group === METRICS_GROUP && server.resourceMetrics && !r.customResource) return handleResourceMetrics(s, server.resourceMetrics);
   if (r.group === '' && r.resource === 'componentstatuses' && !info.subresource && (info.verb === 'list' || info.verb === 'get')) return handleComponentStatuses(s);
   if (r.group === '' && r.resource === 'bindings') {
     if (info.verb !== 'create' || info.name) throw methodNotAllowed(info.verb, r);

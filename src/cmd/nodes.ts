@@ -28,7 +28,12 @@ export const nodesFlags = {
   'node-labels': { type: 'stringList', default: [], usage: 'Extra labels of every node, key=value pairs.', section: 'Nodes', typeName: 'mapStringString' },
   'node-taints': { type: 'stringList', default: [], usage: 'Taints of every node at registration, key=value:Effect.', section: 'Nodes' },
   'node-zones': { type: 'stringList', default: [], usage: 'Zones assigned round-robin as topology.kubernetes.io/zone (default: none).', section: 'Nodes' },
-  'graceful-shutdown': { type: 'bool', default: false, usage: 'Stopping a deleted pod takes its grace period (default: at once).', section: 'Nodes' },
+  'graceful-shutdown': {
+    type: 'bool',
+    default: true,
+    usage: 'Stop a deleted pod as a kubelet does: preStop hooks, SIGTERM, SIGKILL after the grace period. --graceful-shutdown=false stops pods at once.',
+    section: 'Nodes',
+  },
   'cloud-provider': {
     type: 'string',
     default: '',

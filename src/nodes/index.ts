@@ -32,3 +32,7 @@ export {
   syncVolumeAttachment,
   type ExternalAttacherOptions,
 } from './csi.js';
+export { PRESSURE_ANNOTATION, pressureOf, type PressureKind } from './node-object.js';
+export { PROBE_FAIL_ANNOTATION, parseForcedFailures, type ProbeKind } from './probes.js';
+export { USAGE_ANNOTATION, parseUsageAnnotation, podUsage, podTotalUsage, nodeUsage } from './usage.js';
+export { admitUnderPressure, rankForEviction, evictionMessage, isCriticalPod, EVICTION_REASON } from './eviction.js';

@@ -7,6 +7,10 @@
  *
  * While the node carries the annotation `kcm.dev/heartbeat: paused` the agent
  * renews nothing; removing the annotation resumes at once.
+ *
+ * `kcm.dev/pressure: memory,disk,pid` (any subset) makes the agent report
+ * MemoryPressure / DiskPressure / PIDPressure True with the kubelet's
+ * reasons and events; a change of the annotation is posted at once.
  */
 import type { Lease } from 'kubernetes-types/coordination/v1.js';
 import type { KubeObject } from '../api/types.js';
@@ -24,6 +28,8 @@ import {
   buildNodeStatus,
   conditionEvents,
   conditionsDiffer,
+  pressureOf,
+  type PressureKind,
   newLeaseObject,
   newNodeObject,
   type NodeIdentity,
@@ -52,6 +58,11 @@ export interface NodeAgentOptions {
    * (the volume manager's GetVolumesInUse), posted as `status.volumesInUse`.
    */
   volumesInUse?: () => string[];
+  /**
+   * Pressure the eviction manager observed (from simulated usage), reported
+   * besides what `kcm.dev/pressure` forces.
+   */
+  observedPressure?: () => readonly PressureKind[];
 }
 
 /** True when the node carries `kcm.dev/heartbeat: paused` (or `kcm.dev/instance: deleted|shutdown`). */
@@ -68,6 +79,8 @@ export class NodeAgent {
   private readonly api: TypedClient;
   private lease: (Lease & KubeObject) | undefined;
   private lastStatusPost: number | undefined;
+  /** The pressure (`kcm.dev/pressure`) last observed, joined; undefined before the first observation. */
+  private pressure: string | undefined;
   private readonly log: Logger;
 
   constructor(private readonly opts: NodeAgentOptions) {
@@ -113,7 +126,7 @@ export class NodeAgent {
     const due =
       this.lastStatusPost === undefined ||
       this.opts.clock.now() - this.lastStatusPost >= NODE_STATUS_REPORT_INTERVAL_MS ||
-      conditionsDiffer(cached?.status) ||
+      conditionsDiffer(cached?.status, this.pressureNow(cached)) ||
       this.volumesInUseDiffer(cached);
     if (due) await this.postStatus(cached);
   }
@@ -144,7 +157,9 @@ export class NodeAgent {
    */
   async postStatus(current?: Node, beforeReady?: () => void): Promise<void> {
     const now = this.opts.clock.now();
-    const status = buildNodeStatus(this.opts.identity, this.opts.template, current?.status, now);
+    const pressure = this.pressureNow(current ?? this.opts.cached());
+    this.pressure = pressureOf(current ?? this.opts.cached()).join(',');
+    const status = buildNodeStatus(this.opts.identity, this.opts.template, current?.status, now, pressure);
     const events = conditionEvents(current?.status, status);
     for (const reason of events) {
       if (reason === 'NodeReady') beforeReady?.();
@@ -189,9 +204,25 @@ export class NodeAgent {
     }
   }
 
-  /** Applies the node as the informer now sees it; returns 'paused' / 'resumed' on a change. */
+  /** The pressures to report: forced by `kcm.dev/pressure`, and observed from usage. */
+  pressureNow(node: Node | undefined): PressureKind[] {
+    const all = new Set<PressureKind>([...pressureOf(node), ...(this.opts.observedPressure?.() ?? [])]);
+    return (['memory', 'disk', 'pid'] as const).filter((k) => all.has(k));
+  }
+
+  /**
+   * Applies the node as the informer now sees it; returns 'paused' /
+   * 'resumed' on a change. A changed `kcm.dev/pressure` is posted at once
+   * (in the background; a failure waits for the next heartbeat).
+   */
   observe(node: Node): 'paused' | 'resumed' | undefined {
     this.uid = node.metadata?.uid ?? this.uid;
+    const pressure = pressureOf(node).join(',');
+    if (this.pressure !== undefined && pressure !== this.pressure && !isPaused(node) && !this.paused && this.lastStatusPost !== undefined) {
+      this.pressure = pressure;
+      this.log.info({ pressure: pressure || 'none' }, 'node pressure changed by annotation');
+      void this.postStatus(node).catch((err: unknown) => this.log.error(err, 'posting node status after a pressure change failed'));
+    }
     const p = isPaused(node);
     if (p === this.paused) return undefined;
     this.paused = p;

@@ -22,6 +22,27 @@ export const HEARTBEAT_ANNOTATION = 'kcm.dev/heartbeat';
  */
 export const INSTANCE_ANNOTATION = 'kcm.dev/instance';
 
+/**
+ * Puts a simulated node under pressure: a comma-separated subset of
+ * `memory`, `disk`, `pid` (e.g. `kcm.dev/pressure: memory,disk`). Its
+ * kubelet then reports MemoryPressure / DiskPressure / PIDPressure True with
+ * the kubelet's reasons and events, and the node lifecycle controller taints
+ * the node (node.kubernetes.io/memory-pressure:NoSchedule, ...). Removing a
+ * value (or the annotation) relieves it.
+ */
+export const PRESSURE_ANNOTATION = 'kcm.dev/pressure';
+
+export type PressureKind = 'memory' | 'disk' | 'pid';
+const PRESSURE_KINDS: readonly PressureKind[] = ['memory', 'disk', 'pid'];
+
+/** The pressures `kcm.dev/pressure` asks for (unknown words are ignored), sorted. */
+export function pressureOf(node: { metadata?: { annotations?: Record<string, string> } } | undefined): PressureKind[] {
+  const v = node?.metadata?.annotations?.[PRESSURE_ANNOTATION];
+  if (!v) return [];
+  const want = new Set(v.split(',').map((x) => x.trim().toLowerCase()));
+  return PRESSURE_KINDS.filter((k) => want.has(k));
+}
+
 /** True when the node's instance is deleted or shut down in the local cloud. */
 export function isInstanceDown(node: { metadata?: { annotations?: Record<string, string> } } | undefined): boolean {
   const v = node?.metadata?.annotations?.[INSTANCE_ANNOTATION];
@@ -92,22 +113,40 @@ export function newNodeObject(id: NodeIdentity, t: NodeTemplate): Node & KubeObj
 
 /** The node conditions the kubelet reports when healthy (reasons and messages of nodestatus setters). */
 export function healthyConditions(): Omit<NodeCondition, 'lastHeartbeatTime' | 'lastTransitionTime'>[] {
+  return kubeletConditions([]);
+}
+
+/**
+ * The node conditions the kubelet reports under `pressure` (nodestatus
+ * MemoryPressureCondition, DiskPressureCondition, PIDPressureCondition:
+ * the eviction manager's observations); Ready stays True, as on a real
+ * kubelet under pressure.
+ */
+export function kubeletConditions(pressure: readonly PressureKind[]): Omit<NodeCondition, 'lastHeartbeatTime' | 'lastTransitionTime'>[] {
+  const p = new Set(pressure);
   return [
-    { type: 'MemoryPressure', status: 'False', reason: 'KubeletHasSufficientMemory', message: 'kubelet has sufficient memory available' },
-    { type: 'DiskPressure', status: 'False', reason: 'KubeletHasNoDiskPressure', message: 'kubelet has no disk pressure' },
-    { type: 'PIDPressure', status: 'False', reason: 'KubeletHasSufficientPID', message: 'kubelet has sufficient PID available' },
+    p.has('memory')
+      ? { type: 'MemoryPressure', status: 'True', reason: 'KubeletHasInsufficientMemory', message: 'kubelet has insufficient memory available' }
+      : { type: 'MemoryPressure', status: 'False', reason: 'KubeletHasSufficientMemory', message: 'kubelet has sufficient memory available' },
+    p.has('disk')
+      ? { type: 'DiskPressure', status: 'True', reason: 'KubeletHasDiskPressure', message: 'kubelet has disk pressure' }
+      : { type: 'DiskPressure', status: 'False', reason: 'KubeletHasNoDiskPressure', message: 'kubelet has no disk pressure' },
+    p.has('pid')
+      ? { type: 'PIDPressure', status: 'True', reason: 'KubeletHasInsufficientPID', message: 'kubelet has insufficient PID available' }
+      : { type: 'PIDPressure', status: 'False', reason: 'KubeletHasSufficientPID', message: 'kubelet has sufficient PID available' },
     { type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status' },
   ];
 }
 
 /**
- * The node status to post at `now`. Conditions keep their lastTransitionTime
- * from `previous` when the status did not change (nodestatus setters do the same).
+ * The node status to post at `now` (under `pressure`, see kubeletConditions).
+ * Conditions keep their lastTransitionTime from `previous` when the status
+ * did not change (nodestatus setters do the same).
  */
-export function buildNodeStatus(id: NodeIdentity, t: NodeTemplate, previous: NodeStatus | undefined, now: number): NodeStatus {
+export function buildNodeStatus(id: NodeIdentity, t: NodeTemplate, previous: NodeStatus | undefined, now: number, pressure: readonly PressureKind[] = []): NodeStatus {
   const ts = rfc3339(now);
   const prev = new Map((previous?.conditions ?? []).map((c) => [c.type, c]));
-  const conditions: NodeCondition[] = healthyConditions().map((c) => {
+  const conditions: NodeCondition[] = kubeletConditions(pressure).map((c) => {
     const p = prev.get(c.type);
     return { ...c, lastHeartbeatTime: ts, lastTransitionTime: p && p.status === c.status && p.lastTransitionTime ? p.lastTransitionTime : ts };
   });
@@ -165,9 +204,9 @@ export function conditionEvents(previous: NodeStatus | undefined, next: NodeStat
  * Unknown): the kubelet then posts at once instead of waiting for the report
  * interval.
  */
-export function conditionsDiffer(server: NodeStatus | undefined): boolean {
+export function conditionsDiffer(server: NodeStatus | undefined, pressure: readonly PressureKind[] = []): boolean {
   const have = new Map((server?.conditions ?? []).map((c) => [c.type, c]));
-  return healthyConditions().some((c) => {
+  return kubeletConditions(pressure).some((c) => {
     const h = have.get(c.type);
     return !h || h.status !== c.status || h.reason !== c.reason;
   });

@@ -175,7 +175,7 @@ describe('newNodeSimulator', () => {
         apiVersion: 'v1',
         kind: 'Pod',
         metadata: { name: 'old', namespace: 'default' },
-        spec: { nodeName: 'kcm-node-0', containers: [{ name: 'web', image: 'nginx', readinessProbe: { initialDelaySeconds: 5, httpGet: { port: 80 } } }] },
+        spec: { nodeName: 'kcm-node-0', containers: [{ name: 'web', image: 'nginx', ports: [{ containerPort: 80 }], readinessProbe: { initialDelaySeconds: 5, httpGet: { port: 80 } } }] },
         status: {
           phase: 'Running',
           hostIP: '172.18.0.2',
@@ -227,6 +227,10 @@ describe('newNodeSimulator', () => {
     seedPod(h.fake, { nodeName: 'kcm-node-0', restartPolicy: 'OnFailure', containers: [{ name: 'c', image: 'busybox', command: ['false'] }] });
     await h.settle();
     let cs = storedPod(h.fake)!.status!.containerStatuses![0]!;
+    // The end shows as terminated (Error) until the next sync, a second later.
+    assert.equal(cs.state!.terminated!.reason, 'Error');
+    await h.advance(2_000);
+    cs = storedPod(h.fake)!.status!.containerStatuses![0]!;
     assert.equal(cs.state!.waiting!.reason, 'CrashLoopBackOff');
     assert.equal(cs.restartCount, 1);
     await h.advance(10_000);
@@ -289,6 +293,48 @@ describe('newNodeSimulator', () => {
     await h.stop();
   });
 
+  it('writes no status for probe runs that change nothing, and follows the probe.kcm.dev/fail annotation live', async () => {
+    const h = await start();
+    seedPod(h.fake, { nodeName: 'kcm-node-0', containers: [{ name: 'web', image: 'nginx', ports: [{ containerPort: 80 }], readinessProbe: { httpGet: { port: 80 }, periodSeconds: 1, failureThreshold: 1 } }] });
+    await h.settle();
+    await h.advance(1_000);
+    const ready = () => storedPod(h.fake)!.status!.conditions!.find((c) => c.type === 'Ready')!.status;
+    assert.equal(ready(), 'True');
+    h.fake.clearActions();
+    await h.advance(10_000);
+    assert.deepEqual(h.fake.actions().filter((a) => a.verb === 'patch'), [], 'ten probe runs, no status write');
+    await h.fake.resource(GVR.pods).namespace('default').patch('p', 'merge', { metadata: { annotations: { 'probe.kcm.dev/fail': 'web=readiness' } } });
+    await h.advance(1_100);
+    assert.equal(ready(), 'False');
+    assert.ok(h.recorder.events.includes('Warning Unhealthy Readiness probe failed: HTTP probe failed with statuscode: 500'));
+    await h.fake.resource(GVR.pods).namespace('default').patch('p', 'merge', { metadata: { annotations: { 'probe.kcm.dev/fail': null } } });
+    await h.advance(1_100);
+    assert.equal(ready(), 'True');
+    await h.stop();
+  });
+
+  it('runs the preStop hook, then SIGTERM ends a server, and deletes the pod when it has stopped', async () => {
+    const graceful = (obj: unknown) => {
+      const o = obj as Pod;
+      if (o.kind !== 'Pod' || !o.metadata?.deletionTimestamp) return obj;
+      return { ...o, metadata: { ...o.metadata, deletionGracePeriodSeconds: 30 } };
+    };
+    const h = await start({ gracefulShutdown: true }, { transform: graceful });
+    seedPod(h.fake, { nodeName: 'kcm-node-0', containers: [{ name: 'web', image: 'nginx', lifecycle: { preStop: { exec: { command: ['sleep', '3'] } } } }] }, 'p', { finalizers: ['test/keep'] });
+    await h.settle();
+    h.fake.clearActions();
+    await h.fake.resource(GVR.pods).namespace('default').delete('p');
+    await h.advance(2_900);
+    assert.equal(h.fake.actions().filter((a) => a.verb === 'delete').length, 1, 'only the user\'s delete so far');
+    assert.ok(storedPod(h.fake)!.status!.containerStatuses![0]!.state!.running);
+    await h.advance(200);
+    assert.equal(h.fake.actions().filter((a) => a.verb === 'delete').length, 2);
+    const p = storedPod(h.fake)!;
+    assert.equal(p.status!.containerStatuses![0]!.state!.terminated!.exitCode, 0);
+    assert.equal(p.status!.phase, 'Succeeded');
+    await h.stop();
+  });
+
   it('registers a node again when it is deleted while running', async () => {
     const h = await start();
     const uid = h.fake.stored<Node & KubeObject>(GVR.nodes, '', 'kcm-node-0')!.metadata!.uid;
@@ -329,5 +375,60 @@ describe('newNodeSimulator', () => {
     assert.equal(storedPod(h.fake)!.status!.phase, 'Running');
     await h.stop();
   });
-});
 
+  it('evicts the pod using memory over its request once the node runs low, one per 10 s, with kubelet\'s status and event', async () => {
+    const h = await start({ capacity: { cpu: '4', memory: '1Gi', pods: '110', 'ephemeral-storage': '100Gi' } });
+    const spec = (memory: string) => ({ nodeName: 'kcm-node-0', containers: [{ name: 'app', image: 'nginx', resources: { requests: { memory } } }] });
+    seedPod(h.fake, spec('64Mi'), 'hog', { annotations: { 'kcm.dev/usage': 'memory=700Mi' } });
+    seedPod(h.fake, spec('64Mi'), 'quiet');
+    await h.advance(1_000);
+    assert.equal(storedPod(h.fake, 'hog')!.status!.phase, 'Running');
+    // 256Mi for the system + 700Mi + 32Mi leaves less than 100Mi of 1Gi.
+    await h.advance(10_000);
+    const node = h.fake.stored<Node & KubeObject>(GVR.nodes, '', 'kcm-node-0')!;
+    assert.equal(node.status!.conditions!.find((c) => c.type === 'MemoryPressure')!.reason, 'KubeletHasInsufficientMemory');
+    const hog = storedPod(h.fake, 'hog')!;
+    assert.equal(hog.status!.phase, 'Failed');
+    assert.equal(hog.status!.reason, 'Evicted');
+    assert.match(hog.status!.message!, /^The node was low on resource: memory\. Threshold quantity: 100Mi, available: \d+Ki\. Container app was using 700Mi, request is 64Mi, has larger consumption of memory\. $/);
+    assert.deepEqual(
+      hog.status!.conditions!.filter((c) => c.type === 'DisruptionTarget').map((c) => [c.status, c.reason]),
+      [['True', 'TerminationByKubelet']],
+    );
+    assert.ok(hog.status!.containerStatuses![0]!.state!.terminated, 'its container was stopped');
+    assert.ok(h.recorder.events.some((e) => e.startsWith('Warning Evicted The node was low on resource: memory.')));
+    assert.equal(storedPod(h.fake, 'quiet')!.status!.phase, 'Running', 'one pod per round, and the pressure is gone');
+    await h.advance(10_000);
+    assert.equal(storedPod(h.fake, 'quiet')!.status!.phase, 'Running');
+    const relieved = h.fake.stored<Node & KubeObject>(GVR.nodes, '', 'kcm-node-0')!;
+    assert.equal(relieved.status!.conditions!.find((c) => c.type === 'MemoryPressure')!.status, 'False');
+    await h.stop();
+  });
+
+  it('rejects a BestEffort pod on a node under memory pressure, and every pod under disk pressure', async () => {
+    const h = await start();
+    await h.fake.resource(GVR.nodes).patch('kcm-node-0', 'merge', { metadata: { annotations: { 'kcm.dev/pressure': 'memory' } } });
+    await h.settle();
+    const seedWithQos = (name: string, qosClass: string, spec: Pod['spec']) =>
+      h.fake.seed<Pod & KubeObject>(GVR.pods, { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default' }, spec, status: { qosClass } });
+    seedWithQos('be', 'BestEffort', { nodeName: 'kcm-node-0', containers: [{ name: 'app', image: 'nginx' }] });
+    seedWithQos('burst', 'Burstable', { nodeName: 'kcm-node-0', containers: [{ name: 'app', image: 'nginx', resources: { requests: { cpu: '100m' } } }] });
+    await h.advance(1_000);
+    const be = storedPod(h.fake, 'be')!;
+    assert.deepEqual([be.status!.phase, be.status!.reason, be.status!.message], ['Failed', 'Evicted', 'Pod was rejected: The node had condition: [MemoryPressure]. ']);
+    assert.equal(be.status!.containerStatuses, undefined);
+    assert.equal(storedPod(h.fake, 'burst')!.status!.phase, 'Running');
+    assert.ok(h.recorder.events.includes('Warning Evicted The node had condition: [MemoryPressure]. '));
+    await h.fake.resource(GVR.nodes).patch('kcm-node-0', 'merge', { metadata: { annotations: { 'kcm.dev/pressure': 'disk' } } });
+    await h.settle();
+    seedWithQos('guaranteed', 'Guaranteed', { nodeName: 'kcm-node-0', containers: [{ name: 'app', image: 'nginx', resources: { requests: { cpu: '1', memory: '1Gi' }, limits: { cpu: '1', memory: '1Gi' } } }] });
+    await h.advance(1_000);
+    assert.equal(storedPod(h.fake, 'guaranteed')!.status!.message, 'Pod was rejected: The node had condition: [DiskPressure]. ');
+    // The forced disk pressure evicts the running pod at the next round, available reported as 0.
+    await h.advance(10_000);
+    const evicted = storedPod(h.fake, 'burst')!;
+    assert.equal(evicted.status!.reason, 'Evicted');
+    assert.match(evicted.status!.message!, /^The node was low on resource: ephemeral-storage\. Threshold quantity: 10Gi, available: 0\. $/);
+    await h.stop();
+  });
+});

@@ -2,10 +2,11 @@
  * Simulated nodes: kubelets without containers (like kwok). Registers N
  * nodes, keeps their leases and status fresh, and plays the kubelet for every
  * pod bound to them: Pending -> Running -> Ready with an IP from the node's
- * pod range, simulated commands (`sleep N`, `exit N`), restarts with the
- * kubelet's backoff, image pull failures for `.invalid` registries, and
- * graceful deletion. Everything goes through the client; every timer
- * through the Clock.
+ * pod range, simulated commands (`sleep N`, `exit N`), probes and lifecycle
+ * hooks, restarts with the kubelet's backoff, image pull failures for
+ * `.invalid` registries, and graceful deletion (preStop, SIGTERM, SIGKILL at
+ * the grace period; option gracefulShutdown, on in `kcm up` and `kcm nodes`).
+ * Everything goes through the client; every timer through the Clock.
  *
  *   const sim = newNodeSimulator({ client, clock, count: 3 });
  *   await sim.run(signal);   // resolves after the signal aborts and all work stopped
@@ -35,8 +36,21 @@ import { newLogger, type Logger } from '../util/log/logger.js';
 import { DEFAULT_CSI_VOLUME_LIMIT, SIMULATED_CSI_DRIVER, ensureCSIDriver, ensureCSINode, syncVolumeAttachment, type ExternalAttacherOptions } from './csi.js';
 import { newIpAllocator, type IpAllocator } from './ip-allocator.js';
 import { NODE_STATUS_UPDATE_INTERVAL_MS, NodeAgent } from './node-agent.js';
-import { defaultPodCIDR, INSTANCE_ANNOTATION, nodeInternalIP, type NodeTemplate } from './node-object.js';
+import { defaultPodCIDR, INSTANCE_ANNOTATION, nodeInternalIP, type NodeTemplate, type PressureKind } from './node-object.js';
 import { PodRuntime } from './pod-runtime.js';
+import {
+  NODEFS_AVAILABLE_THRESHOLD_FRACTION,
+  RESOURCE_OF,
+  admitUnderPressure,
+  evictionMessage,
+  observeMemory,
+  rankForEviction,
+  thresholdMet,
+  type PressureCondition,
+  type SignalObservation,
+} from './eviction.js';
+import { nodeUsage, podTotalUsage, podUsage } from './usage.js';
+import { parseQuantity, value } from '../api/quantity.js';
 import { buildPodStatus } from './pod-status.js';
 import { newRestartBackoff, type RestartBackoff } from './restart-backoff.js';
 import { POD_ATTACH_AND_MOUNT_TIMEOUT_MS, failedMountMessage, podVolumeState, type VolumeLookup } from './volume-manager.js';
@@ -67,7 +81,11 @@ export interface NodeSimulatorOptions {
   taints?: Taint[];
   /** Node i gets `topology.kubernetes.io/zone: zones[i % zones.length]` (default: no zone label). */
   zones?: string[];
-  /** Stopping a deleted pod takes its grace period on the clock (default false: at once). */
+  /**
+   * Stop a deleted pod as the kubelet does: preStop hooks, SIGTERM, SIGKILL at
+   * the grace period's end, on the clock (default false here: at once, for
+   * tests; `kcm up` and `kcm nodes` turn it on).
+   */
   gracefulShutdown?: boolean;
   /** Time between a pod's admission and its sandbox being ready (default 0). */
   podStartDelayMs?: number;
@@ -103,6 +121,10 @@ interface SimNode {
   reserved?: boolean;
   /** The CSINode lists our drivers. */
   csiRegistered?: boolean;
+  /** Pressure the eviction manager observed from simulated usage at its last run. */
+  observed: PressureKind[];
+  /** The memory signal at that run. */
+  memory?: SignalObservation;
 }
 
 interface PodEntry {
@@ -113,8 +135,8 @@ interface PodEntry {
   timer?: Timer;
   /** Deletion under way (graceful stop scheduled or done). */
   stopping: boolean;
-  /** With gracefulShutdown: when the grace period ends. */
-  stopAt?: number;
+  /** The deletion stops containers gracefully (gracefulShutdown, and something was still running). */
+  graceful?: boolean;
   /** Unique names of the pod's attachable volumes (for volumesInUse). */
   attachable: string[];
   /** Since when the pod waits for a volume to be attached or mounted. */
@@ -201,8 +223,9 @@ class Simulator implements NodeSimulator {
         cached: () => this.nodeInformer?.getStore().getByKey(name) as Node | undefined,
         recorder,
         volumesInUse: () => this.volumesInUse(name),
+        observedPressure: () => this.nodes.get(name)?.observed ?? [],
       });
-      this.nodes.set(name, { agent, index: i, ips: newIpAllocator(identity.defaultPodCIDR), recorder });
+      this.nodes.set(name, { agent, index: i, ips: newIpAllocator(identity.defaultPodCIDR), recorder, observed: [] });
     });
   }
 
@@ -274,7 +297,12 @@ class Simulator implements NodeSimulator {
           await sn.agent.register();
           registered = true;
           this.enqueueNodePods(sn.agent.name);
-        } else await sn.agent.heartbeat();
+        } else {
+          // The eviction manager's synchronize (every 10 s, as the heartbeat): observe, report, evict one pod.
+          this.observeUsage(sn);
+          await sn.agent.heartbeat();
+          await this.evictOne(sn);
+        }
       } catch (err) {
         this.log.error(err, { node: sn.agent.name }, registered ? 'heartbeat failed' : 'node registration failed');
       }
@@ -291,6 +319,73 @@ class Simulator implements NodeSimulator {
         break;
       }
     }
+  }
+
+  /** The pods running on the node that are neither finished nor being deleted, with their entries. */
+  private activePods(nodeName: string): { key: string; pod: Pod; e: PodEntry }[] {
+    const out: { key: string; pod: Pod; e: PodEntry }[] = [];
+    for (const [key, e] of this.pods) {
+      if (e.node !== nodeName || e.stopping || e.runtime.terminal) continue;
+      const pod = this.podInformer.getStore().getByKey(key) as Pod | undefined;
+      if (pod && pod.metadata?.uid === e.uid) out.push({ key, pod, e });
+    }
+    return out;
+  }
+
+  /**
+   * The memory signal of the node from the simulated usage of its pods (the
+   * pods' own `kcm.dev/usage` annotations: a kubelet knows its pods, not their
+   * workloads) against kubelet's `memory.available<100Mi`.
+   */
+  private observeUsage(sn: SimNode): void {
+    const node = this.nodeInformer.getStore().getByKey(sn.agent.name) as Node | undefined;
+    const capacity = node?.status?.capacity?.memory ?? (this.opts.capacity ?? DEFAULT_CAPACITY).memory;
+    if (!capacity) return;
+    const pods = this.activePods(sn.agent.name).map(({ pod }) => podTotalUsage(pod) ?? { cpuNanocores: 0, memoryBytes: 0 });
+    sn.memory = observeMemory(value(parseQuantity(String(capacity))), nodeUsage(sn.agent.name, pods).memoryBytes);
+    const observed: PressureKind[] = thresholdMet(sn.memory) ? ['memory'] : [];
+    if (observed.join() !== sn.observed.join()) this.log.info({ node: sn.agent.name, memoryAvailable: sn.memory.available }, observed.length > 0 ? 'memory pressure observed' : 'memory pressure relieved');
+    sn.observed = observed;
+  }
+
+  /** The node's pressure conditions now (forced and observed). */
+  private pressureConditions(sn: SimNode): PressureCondition[] {
+    const node = this.nodeInformer.getStore().getByKey(sn.agent.name) as Node | undefined;
+    const names: Record<PressureKind, PressureCondition> = { memory: 'MemoryPressure', disk: 'DiskPressure', pid: 'PIDPressure' };
+    return sn.agent.pressureNow(node).map((k) => names[k]);
+  }
+
+  /**
+   * Evicts at most one pod when the node is under pressure (kubelet's eviction
+   * manager with hard thresholds: grace period 0): ranked by
+   * rankForEviction, phase Failed with reason Evicted, a DisruptionTarget
+   * condition and a `Warning Evicted` event. A forced signal (the node
+   * annotation) reports `available: 0`.
+   */
+  private async evictOne(sn: SimNode): Promise<void> {
+    if (sn.agent.paused) return;
+    const conditions = this.pressureConditions(sn);
+    if (conditions.length === 0) return;
+    const condition = conditions[0]!;
+    const resource = RESOURCE_OF[condition];
+    let obs: SignalObservation;
+    if (resource === 'memory' && sn.memory && thresholdMet(sn.memory)) obs = sn.memory;
+    else if (resource === 'memory') obs = { resource, threshold: sn.memory?.threshold ?? 100 * 1024 * 1024, available: 0 };
+    else {
+      const node = this.nodeInformer.getStore().getByKey(sn.agent.name) as Node | undefined;
+      const cap = node?.status?.capacity?.['ephemeral-storage'] ?? (this.opts.capacity ?? DEFAULT_CAPACITY)['ephemeral-storage'] ?? '0';
+      obs = { resource, threshold: Math.round(value(parseQuantity(String(cap))) * NODEFS_AVAILABLE_THRESHOLD_FRACTION), available: 0 };
+    }
+    const active = this.activePods(sn.agent.name);
+    const usage = (p: Pod) => podUsage(p).map((u) => ({ name: u.name, memoryBytes: u.memoryBytes }));
+    const [victim] = rankForEviction(active.map((a) => a.pod), resource, usage);
+    if (!victim) return;
+    const entry = active.find((a) => a.pod === victim)!;
+    const { message } = evictionMessage(victim, obs, usage(victim));
+    if (!entry.e.runtime.evict(this.clock.now(), message)) return;
+    sn.recorder.event(this.podRef(victim), 'Warning', 'Evicted', message);
+    this.log.info({ pod: entry.key, node: sn.agent.name, condition }, 'evicted pod');
+    this.enqueue(entry.key);
   }
 
   /** The CSIDriver objects (once) and this node's CSINode entries (the node plugins' registration). */
@@ -509,11 +604,21 @@ class Simulator implements NodeSimulator {
         emit: (type, reason, message, fieldPath) => recorder.event(fieldPath ? { ...ref, fieldPath } : ref, type, reason, message),
       });
       if (adopting && runtime.adopt(pod.status)) this.log.v(2).info({ pod: key, node: nodeName, podIP }, 'adopted a pod started before a restart');
+      else {
+        // The eviction manager's admit handler (the other kubelet admission checks are not simulated).
+        const verdict = admitUnderPressure(pod, this.pressureConditions(sn));
+        if (!verdict.admit) {
+          runtime.reject(verdict.reason!, verdict.message!);
+          recorder.event(ref, 'Warning', verdict.reason!, verdict.message!);
+        }
+      }
       e = { uid: pod.metadata?.uid ?? '', node: nodeName, runtime, podIP, stopping: false, attachable: [] };
       this.pods.set(key, e);
       // With a start delay, the status manager's first write: Pending, before the sandbox exists.
       if ((this.opts.podStartDelayMs ?? 0) > 0) await this.writeStatus(pod, e, now);
     }
+    e.runtime.updatePod(pod);
+    e.runtime.podIP = pod.spec?.hostNetwork ? sn.agent.internalIP : e.podIP;
     if (pod.metadata?.deletionTimestamp) {
       this.volumeWaiters.delete(key);
       await this.terminate(key, pod, e);
@@ -527,7 +632,10 @@ class Simulator implements NodeSimulator {
       changed ||= r.changed;
     }
     await this.writeStatus(pod, e, now, !changed);
-    if (e.runtime.terminal) {
+    if (e.runtime.terminal && !e.runtime.settled && r.nextAt !== undefined) {
+      // Failed (activeDeadlineSeconds) while containers are still being stopped.
+      this.schedule(key, Math.max(r.nextAt, now));
+    } else if (e.runtime.terminal) {
       e.timer?.stop();
       sn.ips.release(key);
       if (e.attachable.length > 0) await sn.agent.postVolumesInUse(node);
@@ -589,26 +697,36 @@ class Simulator implements NodeSimulator {
     }
   }
 
-  /** Stops the pod's containers (at once, or after the grace period) and deletes it with grace 0. */
+  /**
+   * Stops the pod's containers and deletes it with grace 0 once they have
+   * stopped. With gracefulShutdown, as the kubelet: preStop hooks, SIGTERM
+   * (which some processes ignore), SIGKILL at the grace period's end
+   * (deletionGracePeriodSeconds), sidecars after the other containers;
+   * status is written as containers stop. Otherwise at once.
+   */
   private async terminate(key: string, pod: Pod, e: PodEntry): Promise<void> {
     const now = this.clock.now();
+    const rt = e.runtime;
     if (!e.stopping) {
       e.stopping = true;
-      e.runtime.terminating = true;
       e.timer?.stop();
-      if (this.opts.gracefulShutdown) {
+      e.graceful = !!this.opts.gracefulShutdown && !rt.settled;
+      if (e.graceful) {
         const grace = pod.metadata?.deletionGracePeriodSeconds ?? pod.spec?.terminationGracePeriodSeconds ?? 30;
-        if (grace > 0) {
-          e.timer = this.clock.setTimer(() => this.enqueue(key), grace * 1000);
-          e.stopAt = now + grace * 1000;
-          return;
-        }
+        rt.beginTermination(now, grace);
+      } else rt.terminating = true;
+    }
+    if (e.graceful) {
+      const r = rt.step(now);
+      if (!rt.stopped) {
+        await this.writeStatus(pod, e, now, !r.changed);
+        if (r.nextAt !== undefined) this.schedule(key, Math.max(r.nextAt, now));
+        return;
       }
     }
-    if (e.stopAt !== undefined && now < e.stopAt) return;
-    if (!e.runtime.terminal) {
-      e.runtime.stop(now);
-      e.runtime.finishTermination();
+    if (!rt.settled) {
+      rt.stop(now);
+      rt.finishTermination();
       await this.writeStatus(pod, e, now);
     }
     await this.deleteNow(pod);

@@ -63,7 +63,7 @@ describe('PodRuntime', () => {
   });
 
   it('becomes ready only after the readiness probe initial delay', async () => {
-    const h = harness(pod([{ name: 'web', image: 'nginx', readinessProbe: { initialDelaySeconds: 5, httpGet: { port: 80 } } }]));
+    const h = harness(pod([{ name: 'web', image: 'nginx', ports: [{ containerPort: 80 }], readinessProbe: { initialDelaySeconds: 5, httpGet: { port: 80 } } }]));
     await h.run(4_999);
     let ready = h.status().conditions!.find((c) => c.type === 'Ready')!;
     assert.equal(ready.status, 'False');
@@ -85,7 +85,8 @@ describe('PodRuntime', () => {
     assert.equal(t.exitCode, 1);
     assert.equal(t.reason, 'Error');
     assert.equal(Date.parse(t.finishedAt!) - Date.parse(t.startedAt!), 2000);
-    assert.equal(s.conditions!.find((c) => c.type === 'Ready')!.reason, 'PodCompleted');
+    // status.GeneratePodReadyCondition for a terminal phase: PodFailed (PodCompleted when Succeeded).
+    assert.equal(s.conditions!.find((c) => c.type === 'Ready')!.reason, 'PodFailed');
   });
 
   it('succeeds a Never pod whose command exits 0', async () => {
@@ -100,7 +101,11 @@ describe('PodRuntime', () => {
     const h = harness(pod([{ name: 'c', image: 'busybox', command: ['sh', '-c', 'exit 1'] }], { restartPolicy: 'OnFailure' }));
     await h.run(0);
     let cs = h.status().containerStatuses![0]!;
-    // The first restart goes ahead at once (kuberuntime doBackOff); the second waits 10 s.
+    // The end shows as terminated until the next sync (PLEG relist, 1 s).
+    assert.equal(cs.state!.terminated!.reason, 'Error');
+    await h.run(2_000);
+    cs = h.status().containerStatuses![0]!;
+    // The first restart goes ahead at once (kuberuntime doBackOff); the second waits 10 s after that run ended.
     assert.equal(cs.restartCount, 1);
     assert.equal(cs.state!.waiting!.reason, 'CrashLoopBackOff');
     assert.equal(cs.state!.waiting!.message, 'back-off 10s restarting failed container=c pod=p_ns(u1)');
@@ -109,11 +114,13 @@ describe('PodRuntime', () => {
     const expected = [10, 20, 40, 80, 160, 300, 300];
     for (let i = 0; i < expected.length; i++) {
       const delay = expected[i]! * 1000;
-      await h.run(delay - 1);
+      await h.run(delay - 1 - 1_000);
       assert.equal(h.status().containerStatuses![0]!.restartCount, i + 1, `still waiting before ${expected[i]}s`);
       await h.run(1);
       cs = h.status().containerStatuses![0]!;
       assert.equal(cs.restartCount, i + 2, `restarted after ${expected[i]}s`);
+      await h.run(1_000);
+      cs = h.status().containerStatuses![0]!;
       const next = Math.min(delay * 2, 300_000) / 1000;
       assert.match(cs.state!.waiting!.message!, new RegExp(`^back-off ${next >= 60 ? `${Math.floor(next / 60)}m${next % 60}s` : `${next}s`} `));
     }
@@ -123,6 +130,8 @@ describe('PodRuntime', () => {
   it('restarts a container that exits 0 under restartPolicy Always', async () => {
     const h = harness(pod([{ name: 'c', image: 'busybox', command: ['sleep', '5'] }]));
     await h.run(5_000);
+    assert.equal(h.status().containerStatuses![0]!.state!.terminated!.reason, 'Completed');
+    await h.run(1_000);
     const cs = h.status().containerStatuses![0]!;
     assert.equal(cs.restartCount, 1);
     assert.ok(cs.state!.running);

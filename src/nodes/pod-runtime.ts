@@ -12,18 +12,46 @@
  * - then every regular container starts; an image that cannot be pulled
  *   leaves its container waiting (ErrImagePull, then ImagePullBackOff with
  *   the 10 s .. 300 s backoff);
- * - a container that ends restarts when the restart policy says so, the first
- *   time at once, then after the backoff (CrashLoopBackOff meanwhile);
+ * - a container that ends shows as terminated until the next sync (1 s), then
+ *   restarts when the restart policy says so, the first time at once, then
+ *   after the backoff (CrashLoopBackOff meanwhile);
+ * - probes (probes.ts) run on the kubelet's timing: readiness sets `ready`,
+ *   a failed liveness or startup probe stops the container and restarts it;
+ * - postStart hooks run right after the start (a failing one stops the
+ *   container); stopping a container (deletion, probe, deadline) runs its
+ *   preStop hook, then SIGTERM, which some processes ignore (script.ts), then
+ *   SIGKILL (137) at the grace period's end; on deletion sidecars stop last;
+ * - activeDeadlineSeconds fails the pod (DeadlineExceeded) and stops it;
  * - once nothing will run again, the pod is Succeeded or Failed and stays so.
  */
 import { randomBytes } from 'node:crypto';
 import type { Container, ContainerStateTerminated, ContainerStatus, Pod, PodStatus } from 'kubernetes-types/core/v1.js';
-import { parseProgram, type Program } from './command.js';
+import type { Program } from './command.js';
+import { isForced, newProbeWorkers, parseForcedFailures, periodMs, probeKindTitle, recordOutcome, runProbe, type ProbeKind, type ProbeWorker } from './probes.js';
+import { fileExists, parseScript, runExec, type Script } from './script.js';
 import { imageID, isPullable, pullErrorMessage } from './image.js';
 import { formatGoDuration, type RestartBackoff } from './restart-backoff.js';
 
 /** How long after a failed pull the next sync reports ImagePullBackOff (the kubelet's next pod sync). */
 export const PULL_RESYNC_MS = 1000;
+/** How long a container that ended shows as terminated before the next sync restarts it or backs off (the PLEG relist period). */
+export const CONTAINER_RESYNC_MS = 1000;
+/** The kubelet's minimum grace period when killing a container (minimumGracePeriodInSeconds). */
+export const MIN_KILL_GRACE_MS = 2000;
+/** Default terminationGracePeriodSeconds. */
+export const DEFAULT_GRACE_SECONDS = 30;
+
+export type KillReason = 'delete' | 'liveness' | 'startup' | 'postStart' | 'deadline' | 'evict';
+
+/** A container being stopped: preStop, then SIGTERM at `termAt`, SIGKILL at `deadline`. */
+export interface Kill {
+  reason: KillReason;
+  termAt: number;
+  deadline: number;
+  /** When the process ends, and with what code, unless its program ends earlier by itself. */
+  exitAt: number;
+  exitCode: number;
+}
 
 export type EventType = 'Normal' | 'Warning';
 export type EmitFn = (type: EventType, reason: string, message: string, fieldPath?: string) => void;
@@ -56,6 +84,14 @@ export interface ContainerSim {
   restartCount: number;
   /** An instance was created at least once. */
   everStarted: boolean;
+  /** What its command does (files, SIGTERM). */
+  readonly script: Script;
+  /** The prober workers of the running instance. */
+  probes: ProbeWorker[];
+  /** Set while the running instance is being stopped. */
+  kill?: Kill;
+  /** Killed by a failed liveness/startup probe or postStart hook: restarts whatever its exit code (unless restartPolicy Never). */
+  forceRestart?: boolean;
 }
 
 export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed';
@@ -98,16 +134,28 @@ export class PodRuntime {
   terminating = false;
   /** Some volume is not attached or mounted yet: the sandbox waits (set by the caller before step()). */
   volumesPending = false;
+  /** The pod's IP, for probe texts (set by the caller). */
+  podIP = '';
+  /** status.reason and status.message (DeadlineExceeded, Evicted). */
+  statusReason?: { reason: string; message: string };
+  /** The DisruptionTarget condition the eviction manager adds (reason TerminationByKubelet). */
+  disruption?: { reason: string; message: string };
+  /** Refused at admission (kubelet rejectPod): nothing ever ran, the status is phase, reason and message only. */
+  rejected = false;
+  /** When deletion started, the grace period's end (epoch ms). */
+  private graceDeadline: number | undefined;
+  private forced = new Map<string, Set<ProbeKind>>();
   private readonly restartPolicy: string;
 
   constructor(
-    readonly pod: Pod,
+    public pod: Pod,
     now: number,
     private readonly opts: PodRuntimeOptions,
   ) {
     this.admittedAt = now;
     const spec = pod.spec;
     this.restartPolicy = spec?.restartPolicy ?? 'Always';
+    this.forced = parseForcedFailures(pod);
     const hasInit = (spec?.initContainers ?? []).length > 0;
     this.initContainers = (spec?.initContainers ?? []).map((c) => ({
       name: c.name,
@@ -118,6 +166,8 @@ export class PodRuntime {
       state: { kind: 'waiting', reason: waitingReasonBeforeStart(true, hasInit) },
       restartCount: 0,
       everStarted: false,
+      script: parseScript(c.command, c.args),
+      probes: [],
     }));
     this.containers = (spec?.containers ?? []).map((c) => ({
       name: c.name,
@@ -128,6 +178,8 @@ export class PodRuntime {
       state: { kind: 'waiting', reason: waitingReasonBeforeStart(false, hasInit) },
       restartCount: 0,
       everStarted: false,
+      script: parseScript(c.command, c.args),
+      probes: [],
     }));
   }
 
@@ -161,8 +213,16 @@ export class PodRuntime {
       c.restartCount = cs.restartCount ?? 0;
       if (cs.lastState?.terminated) c.lastTerminated = term(cs.lastState.terminated);
       if (cs.state?.running) {
-        c.state = { kind: 'running', id: id(cs.containerID), startedAt: ms(cs.state.running.startedAt, this.admittedAt), program: parseProgram(c.spec.command, c.spec.args) };
+        const startedAt = ms(cs.state.running.startedAt, this.admittedAt);
+        c.state = { kind: 'running', id: id(cs.containerID), startedAt, program: c.script.program };
         c.everStarted = true;
+        c.probes = newProbeWorkers(c.spec, startedAt);
+        for (const w of c.probes) w.nextAt = Math.max(w.nextAt, this.admittedAt);
+        // A kubelet restart keeps results it can see: started and ready as reported.
+        for (const w of c.probes) {
+          if (w.kind === 'startup' && cs.started) w.result = 'success';
+          if (w.kind === 'readiness' && cs.ready) { w.result = 'success'; w.lastResult = 'success'; w.resultRun = 1; }
+        }
       } else if (cs.state?.terminated) {
         c.state = { kind: 'terminated', ...term(cs.state.terminated, cs.containerID) };
         c.everStarted = true;
@@ -189,11 +249,53 @@ export class PodRuntime {
     return this.initContainers.every((c) => (c.sidecar ? c.everStarted : c.state.kind === 'terminated' && c.state.exitCode === 0));
   }
 
+  /** Terminal, and no container is still being stopped. */
+  get settled(): boolean {
+    return this.terminal && this.all().every((c) => !c.kill);
+  }
+
+  /** Deletion started and every container has stopped. */
+  get stopped(): boolean {
+    return this.terminating && this.all().every((c) => c.state.kind !== 'running');
+  }
+
+  private all(): ContainerSim[] {
+    return [...this.initContainers, ...this.containers];
+  }
+
+  /** Takes a newer version of the pod object (annotations such as probe.kcm.dev/fail apply from the next step). */
+  updatePod(pod: Pod): void {
+    this.pod = pod;
+    this.forced = parseForcedFailures(pod);
+  }
+
+  private podGraceMs(): number {
+    return (this.pod.spec?.terminationGracePeriodSeconds ?? DEFAULT_GRACE_SECONDS) * 1000;
+  }
+
   /** Applies every transition due at `now`. */
   step(now: number): StepResult {
     let changed = false;
     const due: number[] = [];
-    if (this.terminal || this.terminating) return { changed };
+    const result = (): StepResult => {
+      for (const c of this.all()) if (c.kill && c.state.kind === 'running') due.push(Math.max(now, c.kill.exitAt));
+      // A container that just ended is acted on by the next sync.
+      if (!this.terminal && !this.terminating) {
+        for (const c of this.all()) if (c.state.kind === 'terminated' && c.state.finishedAt + CONTAINER_RESYNC_MS > now) due.push(c.state.finishedAt + CONTAINER_RESYNC_MS);
+      }
+      const nextAt = due.length > 0 ? Math.min(...due) : undefined;
+      return nextAt === undefined ? { changed } : { changed, nextAt };
+    };
+    if (this.terminating) {
+      changed = this.progressKills(now, due) || changed;
+      changed = this.killSidecarsAfterMain(now, due) || changed;
+      for (const c of this.all()) changed = this.runProbes(c, now, due, true) || changed;
+      return result();
+    }
+    if (this.terminal) {
+      changed = this.progressKills(now, due) || changed;
+      return result();
+    }
     if (this.sandboxReadyAt === undefined) {
       // The kubelet waits for volumes (WaitForAttachAndMount) before it creates the sandbox.
       if (this.volumesPending) return { changed };
@@ -202,28 +304,47 @@ export class PodRuntime {
       this.sandboxReadyAt = now;
       changed = true;
     }
+    // activeDeadlineSeconds (kubelet's activeDeadlineHandler), counted from the pod's start time.
+    const ads = this.pod.spec?.activeDeadlineSeconds;
+    if (ads !== undefined && ads !== null) {
+      const at = this.admittedAt + ads * 1000;
+      if (now >= at) {
+        const message = 'Pod was active on the node longer than the specified deadline';
+        this.opts.emit('Normal', 'DeadlineExceeded', message);
+        this.phase = 'Failed';
+        this.statusReason = { reason: 'DeadlineExceeded', message };
+        for (const c of this.all()) if (c.state.kind === 'running' && !c.kill) this.beginKill(c, now, this.podGraceMs(), 'deadline');
+        this.progressKills(now, due);
+        changed = true;
+        return result();
+      }
+      due.push(at);
+    }
+    changed = this.progressKills(now, due) || changed;
     // Containers whose program has ended.
-    for (const c of [...this.initContainers, ...this.containers]) {
+    for (const c of this.all()) {
       if (c.state.kind !== 'running' || c.state.program.kind !== 'exits') continue;
       const endAt = c.state.startedAt + c.state.program.afterMs;
       if (endAt > now) {
         due.push(endAt);
         continue;
       }
-      const code = c.state.program.exitCode;
-      c.state = { kind: 'terminated', id: c.state.id, exitCode: code, reason: code === 0 ? 'Completed' : 'Error', startedAt: c.state.startedAt, finishedAt: endAt };
+      this.endContainer(c, c.state.program.exitCode, endAt);
       changed = true;
     }
     // Init containers, one at a time.
     let initDone = true;
+    // Once a regular container has run, restarting init containers no longer hold the others back.
+    const initializedBefore = this.containers.some((c) => c.everStarted);
     for (const c of this.initContainers) {
       if (c.sidecar) {
         if (c.state.kind !== 'running') changed = this.startOrBackoff(c, now, true, due) || changed;
-        if (c.state.kind === 'running') continue;
+        // A sidecar lets the next container start once started (its startup probe, if any, succeeded).
+        if ((c.state.kind === 'running' && this.isStarted(c)) || initializedBefore) continue;
         initDone = false;
         break;
       }
-      if (c.state.kind === 'terminated' && c.state.exitCode === 0) continue;
+      if (c.state.kind === 'terminated' && c.state.exitCode === 0 && !c.forceRestart) continue;
       initDone = false;
       if (c.state.kind === 'running') break;
       if (c.state.kind === 'terminated' && this.restartPolicy === 'Never') {
@@ -238,24 +359,171 @@ export class PodRuntime {
         if (c.state.kind === 'running') continue;
         if (c.state.kind === 'terminated' || (c.state.kind === 'waiting' && c.lastTerminated && c.state.reason === 'CrashLoopBackOff')) {
           const code = c.state.kind === 'terminated' ? c.state.exitCode : c.lastTerminated!.exitCode;
-          if (!this.shouldRestart(code)) continue;
+          if (!this.shouldRestart(code) && !c.forceRestart) continue;
         }
         changed = this.startOrBackoff(c, now, true, due) || changed;
       }
     }
-    // Readiness and startup probes become true after their initial delays.
-    for (const c of [...this.initContainers, ...this.containers]) {
-      if (c.state.kind !== 'running') continue;
-      for (const at of [this.startedAt(c), this.readyAt(c)]) if (at !== undefined && at > now) due.push(at);
-    }
+    // Probes of running containers.
+    for (const c of this.all()) changed = this.runProbes(c, now, due, false) || changed;
     const phase = this.computePhase();
     if (phase !== this.phase) {
       this.phase = phase;
       changed = true;
     }
-    if (this.terminal) return { changed };
-    const nextAt = due.length > 0 ? Math.min(...due) : undefined;
-    return nextAt === undefined ? { changed } : { changed, nextAt };
+    if (this.terminal) {
+      // The pod completed: sidecars still running are stopped (as kubelet does for a finished pod).
+      for (const c of this.initContainers) if (c.sidecar && c.state.kind === 'running' && !c.kill) this.beginKill(c, now, this.podGraceMs(), 'delete');
+      changed = this.progressKills(now, due) || changed;
+    }
+    return result();
+  }
+
+  /** Records the end of the running instance of `c`. */
+  private endContainer(c: ContainerSim, exitCode: number, at: number): void {
+    if (c.state.kind !== 'running') return;
+    c.state = { kind: 'terminated', id: c.state.id, exitCode, reason: exitCode === 0 ? 'Completed' : 'Error', startedAt: c.state.startedAt, finishedAt: at };
+    c.kill = undefined;
+    c.probes = [];
+  }
+
+  /** Ends the containers being stopped whose time has come; returns whether any did. */
+  private progressKills(now: number, due: number[]): boolean {
+    let changed = false;
+    for (const c of this.all()) {
+      const k = c.kill;
+      if (!k || c.state.kind !== 'running') continue;
+      const p = c.state.program;
+      const natural = p.kind === 'exits' ? c.state.startedAt + p.afterMs : Infinity;
+      if (natural <= k.exitAt && natural <= now) {
+        this.endContainer(c, p.kind === 'exits' ? p.exitCode : 0, natural);
+        changed = true;
+      } else if (k.exitAt <= now) {
+        this.endContainer(c, k.exitCode, k.exitAt);
+        changed = true;
+      } else due.push(Math.min(k.exitAt, natural));
+    }
+    return changed;
+  }
+
+  /** During deletion: once every other container stopped, sidecars are stopped one by one in reverse order. */
+  private killSidecarsAfterMain(now: number, due: number[]): boolean {
+    let changed = false;
+    for (let guard = 0; guard < this.initContainers.length + 1; guard++) {
+      const others = [...this.containers, ...this.initContainers.filter((c) => !c.sidecar)];
+      if (others.some((c) => c.state.kind === 'running')) return changed;
+      const running = this.initContainers.filter((c) => c.sidecar && c.state.kind === 'running');
+      if (running.length === 0 || running.some((c) => c.kill)) return changed;
+      const last = running[running.length - 1]!;
+      this.beginKill(last, now, Math.max(0, (this.graceDeadline ?? now) - now), 'delete');
+      changed = this.progressKills(now, due) || changed;
+    }
+    return changed;
+  }
+
+  /**
+   * Starts stopping the running container `c` as kuberuntime killContainer:
+   * its preStop hook, then SIGTERM, then SIGKILL when `graceMs` (at least
+   * 2 s after the hook) has passed.
+   */
+  private beginKill(c: ContainerSim, now: number, graceMs: number, reason: KillReason): void {
+    if (c.state.kind !== 'running') return;
+    // kuberuntime computePodActions (computeInitContainerActions for sidecars, which always restart).
+    const message =
+      reason === 'liveness' || reason === 'startup'
+        ? c.sidecar
+          ? `Init container ${c.name} failed ${reason} probe`
+          : `Container ${c.name} failed ${reason} probe${this.restartPolicy !== 'Never' ? ', will be restarted' : ''}`
+        : reason === 'postStart'
+          ? 'FailedPostStartHook'
+          : `Stopping container ${c.name}`;
+    this.opts.emit('Normal', 'Killing', message, c.fieldPath);
+    let hookMs = 0;
+    const ps = c.spec.lifecycle?.preStop;
+    if (ps?.exec) {
+      const startedAt = c.state.startedAt;
+      const cmd = ps.exec.command ?? [];
+      const r = runExec(cmd, (p) => fileExists(c.script.files, p, now - startedAt, (c.spec.volumeMounts ?? []).map((m) => m.mountPath)));
+      hookMs = r.durationMs;
+      if (r.exitCode !== 0) this.opts.emit('Warning', 'FailedPreStopHook', execHookMessage(cmd, c.name, this.pod, r.exitCode, r.output), c.fieldPath);
+    } else if (ps?.sleep) hookMs = (ps.sleep.seconds ?? 0) * 1000;
+    hookMs = Math.min(hookMs, graceMs);
+    const termAt = now + hookMs;
+    const deadline = termAt + Math.max(graceMs - hookMs, MIN_KILL_GRACE_MS);
+    const sig = c.script.sigterm;
+    const [exitAt, exitCode] = sig.kind === 'exit' ? [termAt, sig.exitCode] : [deadline, 137];
+    c.kill = { reason, termAt, deadline, exitAt, exitCode };
+    if (reason !== 'delete' && reason !== 'deadline' && reason !== 'evict') c.forceRestart = c.sidecar || this.restartPolicy !== 'Never';
+  }
+
+  /**
+   * The eviction manager's evictPod: the pod turns Failed with reason
+   * Evicted and `message`, gets the DisruptionTarget condition, and every
+   * running container is stopped with `graceSeconds` (0 for hard thresholds).
+   * Returns false when the pod is already terminal or being deleted.
+   */
+  evict(now: number, message: string, graceSeconds = 0): boolean {
+    if (this.terminal || this.terminating) return false;
+    this.phase = 'Failed';
+    this.statusReason = { reason: 'Evicted', message };
+    this.disruption = { reason: 'TerminationByKubelet', message };
+    for (const c of this.all()) if (c.state.kind === 'running' && !c.kill) this.beginKill(c, now, graceSeconds * 1000, 'evict');
+    this.progressKills(now, []);
+    return true;
+  }
+
+  /** Kubelet's rejectPod at admission: Failed with `reason` and `Pod was rejected: <message>`; nothing runs. */
+  reject(reason: string, message: string): void {
+    this.rejected = true;
+    this.phase = 'Failed';
+    this.statusReason = { reason, message: `Pod was rejected: ${message}` };
+  }
+
+  /** Starts stopping every container for the pod's deletion with `graceSeconds` (sidecars after the others). */
+  beginTermination(now: number, graceSeconds: number): void {
+    this.terminating = true;
+    const graceMs = Math.max(0, graceSeconds) * 1000;
+    this.graceDeadline = now + Math.max(graceMs, MIN_KILL_GRACE_MS);
+    for (const c of this.all()) if (!c.sidecar && c.state.kind === 'running' && !c.kill) this.beginKill(c, now, graceMs, 'delete');
+  }
+
+  /** Runs the probes of `c` due by `now`; returns whether its started or ready state changed. */
+  private runProbes(c: ContainerSim, now: number, due: number[], readinessOnly: boolean): boolean {
+    if (c.state.kind !== 'running') return false;
+    const startedAt = c.state.startedAt;
+    let changed = false;
+    const startup = c.probes.find((w) => w.kind === 'startup');
+    for (const w of c.probes) {
+      if (readinessOnly && w.kind !== 'readiness') continue;
+      if (c.kill && w.kind !== 'readiness') continue;
+      // Ticks missed while no step ran (a paused node) are not caught up one by one.
+      const period = periodMs(w.probe);
+      if (now - w.nextAt > period) w.nextAt += Math.floor((now - w.nextAt) / period) * period;
+      while (!w.onHold && w.nextAt <= now && c.state.kind === 'running') {
+        const at = w.nextAt;
+        w.nextAt += periodMs(w.probe);
+        const started = !startup || startup.result === 'success';
+        if (w.kind === 'startup' ? started : !started) continue;
+        const r = runProbe(w.probe, { container: c.spec, podIP: this.podIP, elapsedMs: at - startedAt, files: c.script.files, forced: isForced(this.forced, c.name, w.kind) });
+        if (r.result === 'failure') this.opts.emit('Warning', 'Unhealthy', `${probeKindTitle(w.kind)} probe failed: ${r.output}`, c.fieldPath);
+        if (!recordOutcome(w, r.result)) continue;
+        changed = true;
+        if (w.kind === 'startup' && w.result === 'success') {
+          due.push(now); // the next sync may start the containers after a sidecar
+          // The kubelet probes readiness at once when the container turns started.
+          const readiness = c.probes.find((x) => x.kind === 'readiness');
+          if (readiness && readiness.result === undefined) readiness.nextAt = Math.max(at, startedAt + (readiness.probe.initialDelaySeconds ?? 0) * 1000);
+        }
+        if ((w.kind === 'liveness' || w.kind === 'startup') && w.result === 'failure') {
+          const probeGrace = w.probe.terminationGracePeriodSeconds;
+          this.beginKill(c, at, probeGrace !== undefined && probeGrace !== null ? probeGrace * 1000 : this.podGraceMs(), w.kind);
+          this.progressKills(now, due);
+          break;
+        }
+      }
+      if (!w.onHold && c.state.kind === 'running' && !(w.kind === 'startup' && w.result === 'success')) due.push(w.nextAt);
+    }
+    return changed;
   }
 
   private shouldRestart(exitCode: number): boolean {
@@ -271,6 +539,11 @@ export class PodRuntime {
     const bkey = `${this.key}/${name}`;
     // Restart backoff, measured from the last finish (kuberuntime doBackOff).
     const finished = c.state.kind === 'terminated' ? c.state : c.lastTerminated;
+    // The end shows as terminated until the next sync (PLEG relist) acts on it.
+    if (restartable && c.state.kind === 'terminated' && now < c.state.finishedAt + CONTAINER_RESYNC_MS) {
+      due.push(c.state.finishedAt + CONTAINER_RESYNC_MS);
+      return false;
+    }
     if (restartable && finished && c.everStarted) {
       if (this.opts.backoff.inBackoffSince(bkey, finished.finishedAt)) {
         const message = `back-off ${formatGoDuration(this.opts.backoff.get(bkey))} restarting failed container=${name} pod=${formatPod(this.pod)}`;
@@ -324,14 +597,19 @@ export class PodRuntime {
     if (c.state.kind === 'terminated') c.lastTerminated = { ...c.state };
     if (c.everStarted) c.restartCount++;
     c.everStarted = true;
-    const program = parseProgram(c.spec.command, c.spec.args);
+    const program = c.script.program;
     c.state = { kind: 'running', id: newContainerId(), startedAt: now, program };
+    c.forceRestart = false;
+    c.kill = undefined;
+    c.probes = newProbeWorkers(c.spec, now);
+    for (const w of c.probes) due.push(w.nextAt);
     if (program.kind === 'exits') {
       if (program.afterMs === 0) {
         // Ends within this sync; the caller's next step (due now) records it.
         due.push(now);
       } else due.push(now + program.afterMs);
     }
+    this.runPostStart(c, now);
     return true;
   }
 
@@ -340,28 +618,42 @@ export class PodRuntime {
     return this.pullFailures.get(c.name) ?? 0;
   }
 
-  /** When the container counts as started (startup probe's initial delay), or undefined when not running. */
-  startedAt(c: ContainerSim): number | undefined {
-    if (c.state.kind !== 'running') return undefined;
-    return c.state.startedAt + (c.spec.startupProbe?.initialDelaySeconds ?? 0) * 1000;
+  /** The postStart hook, run right after the start; a failing one kills the container (kuberuntime startContainer). */
+  private runPostStart(c: ContainerSim, now: number): void {
+    const hook = c.spec.lifecycle?.postStart;
+    if (!hook) return;
+    let message: string | undefined;
+    if (hook.exec) {
+      const cmd = hook.exec.command ?? [];
+      const r = runExec(cmd, (p) => fileExists(c.script.files, p, 0, (c.spec.volumeMounts ?? []).map((m) => m.mountPath)));
+      if (r.exitCode !== 0) message = execHookMessage(cmd, c.name, this.pod, r.exitCode, r.output);
+    } else if (hook.httpGet) {
+      const port = hook.httpGet.port;
+      const declared = (c.spec.ports ?? []).some((p) => p.containerPort === Number(port) || p.name === port);
+      if (!declared) {
+        const host = hook.httpGet.host || this.podIP;
+        const path = hook.httpGet.path ?? '';
+        const n = typeof port === 'number' || /^\d+$/.test(String(port)) ? Number(port) : 0;
+        const err = `Get "${(hook.httpGet.scheme ?? 'HTTP').toLowerCase()}://${host}:${n}${path}": dial tcp ${host}:${n}: connect: connection refused`;
+        message = `Http lifecycle hook (${path}) for Container "${c.name}" in Pod "${formatPod(this.pod)}" failed - error: ${err}, message: ""`;
+      }
+    }
+    if (message === undefined) return;
+    this.opts.emit('Warning', 'FailedPostStartHook', message, c.fieldPath);
+    this.beginKill(c, now, this.podGraceMs(), 'postStart');
   }
 
-  /** When the running container becomes ready: after startup, plus the readiness probe's initial delay. */
-  readyAt(c: ContainerSim): number | undefined {
-    const started = this.startedAt(c);
-    if (started === undefined) return undefined;
-    const probe = c.spec.readinessProbe;
-    return probe ? Math.max(started, c.state.kind === 'running' ? c.state.startedAt + (probe.initialDelaySeconds ?? 0) * 1000 : started) : started;
+  isStarted(c: ContainerSim, _now?: number): boolean {
+    if (c.state.kind !== 'running') return false;
+    const startup = c.probes.find((w) => w.kind === 'startup');
+    return !startup || startup.result === 'success';
   }
 
-  isStarted(c: ContainerSim, now: number): boolean {
-    const at = this.startedAt(c);
-    return at !== undefined && at <= now;
-  }
-
-  isReady(c: ContainerSim, now: number): boolean {
-    const at = this.readyAt(c);
-    return at !== undefined && at <= now;
+  /** Ready: started, and its readiness probe (if any) holds success. */
+  isReady(c: ContainerSim, now?: number): boolean {
+    if (!this.isStarted(c, now)) return false;
+    const readiness = c.probes.find((w) => w.kind === 'readiness');
+    return !readiness || readiness.result === 'success';
   }
 
   /** The kubelet's getPhase over the current container states. */
@@ -435,6 +727,8 @@ export class PodRuntime {
         end = { id: s.id, exitCode: 137, reason: 'Error', startedAt: s.startedAt, finishedAt: now };
       }
       c.state = { kind: 'terminated', ...end };
+      c.kill = undefined;
+      c.probes = [];
     }
   }
 
@@ -454,4 +748,9 @@ function simulatedImageSize(image: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < image.length; i++) h = Math.imul(h ^ image.charCodeAt(i), 0x01000193) >>> 0;
   return 10_000_000 + (h % 100_000_000);
+}
+
+/** The kubelet's message for a failed exec lifecycle hook (lifecycle handlerRunner with the CRI ExecSync error). */
+function execHookMessage(cmd: readonly string[], container: string, pod: Pod, exitCode: number, output: string): string {
+  return `Exec lifecycle hook ([${cmd.join(' ')}]) for Container "${container}" in Pod "${formatPod(pod)}" failed - error: command '${cmd.join(' ')}' exited with ${exitCode}: , message: ${JSON.stringify(output)}`;
 }

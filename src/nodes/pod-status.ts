@@ -41,7 +41,8 @@ export function containerStatus(rt: PodRuntime, c: ContainerSim, now: number): C
     name: c.name,
     image: c.everStarted ? normalizeImage(image) : image,
     imageID: c.everStarted ? imageID(image) : '',
-    ready: rt.isReady(c, now),
+    // A completed regular init container reports ready (prober manager UpdatePodStatus).
+    ready: c.init && !c.sidecar ? s.kind === 'terminated' && s.exitCode === 0 : rt.isReady(c, now),
     restartCount: c.restartCount,
     started: rt.isStarted(c, now),
     state: {},
@@ -72,23 +73,36 @@ function names(cs: ContainerSim[]): string {
   return `[${cs.map((c) => c.name).join(' ')}]`;
 }
 
-/** The kubelet-owned conditions (without timestamps). */
-export function kubeletConditions(rt: PodRuntime, pod: Pod, now: number): PodCondition[] {
-  const out: PodCondition[] = [];
-  out.push({ type: 'PodReadyToStartContainers', status: rt.sandboxReadyAt !== undefined && !rt.terminal ? 'True' : 'False' });
+/**
+ * The phase the kubelet reports: a terminal phase only once no container can
+ * still be running (status manager: a pod transitioning to a terminal phase
+ * keeps its previous phase while its containers stop).
+ */
+export function reportedPhase(rt: PodRuntime, pod: Pod): PodStatus['phase'] {
+  if (rt.terminal && !rt.settled) return pod.status?.phase === 'Pending' ? 'Pending' : 'Running';
+  return rt.phase;
+}
 
-  const incompleteInit = rt.initContainers.filter((c) => (c.sidecar ? !c.everStarted : !(c.state.kind === 'terminated' && c.state.exitCode === 0)));
-  if (incompleteInit.length === 0 || rt.phase === 'Succeeded') out.push({ type: 'Initialized', status: 'True' });
+/** The kubelet-owned conditions (without timestamps). */
+export function kubeletConditions(rt: PodRuntime, pod: Pod, now: number, phase: PodStatus['phase'] = reportedPhase(rt, pod)): PodCondition[] {
+  const out: PodCondition[] = [];
+  const terminal = phase === 'Succeeded' || phase === 'Failed';
+  out.push({ type: 'PodReadyToStartContainers', status: rt.sandboxReadyAt !== undefined && !terminal ? 'True' : 'False' });
+
+  const incompleteInit = rt.initContainers.filter((c) => (c.sidecar ? !rt.isStarted(c, now) : !(c.state.kind === 'terminated' && c.state.exitCode === 0)));
+  // Once a regular container has run, the pod stays initialized (kubelet HasAnyRegularContainerStarted).
+  const regularStarted = rt.containers.some((c) => c.state.kind === 'running' || c.state.kind === 'terminated');
+  if (phase === 'Succeeded') out.push({ type: 'Initialized', status: 'True', reason: 'PodCompleted' });
+  else if (incompleteInit.length === 0 || regularStarted) out.push({ type: 'Initialized', status: 'True' });
   else out.push({ type: 'Initialized', status: 'False', reason: 'ContainersNotInitialized', message: `containers with incomplete status: ${names(incompleteInit)}` });
 
   let containersReady: PodCondition;
-  if (rt.terminal) {
-    containersReady = { type: 'ContainersReady', status: 'False', reason: 'PodCompleted' };
+  if (terminal) {
+    containersReady = { type: 'ContainersReady', status: 'False', reason: phase === 'Failed' ? 'PodFailed' : 'PodCompleted' };
   } else {
+    // Sidecars and regular containers only (status.GenerateContainersReadyCondition).
     const unready = [...rt.initContainers.filter((c) => c.sidecar), ...rt.containers].filter((c) => !rt.isReady(c, now));
-    if (incompleteInit.length > 0) {
-      containersReady = { type: 'ContainersReady', status: 'False', reason: 'ContainersNotReady', message: `containers with incomplete status: ${names(incompleteInit)}` };
-    } else if (unready.length > 0) {
+    if (unready.length > 0) {
       containersReady = { type: 'ContainersReady', status: 'False', reason: 'ContainersNotReady', message: `containers with unready status: ${names(unready)}` };
     } else containersReady = { type: 'ContainersReady', status: 'True' };
   }
@@ -121,7 +135,7 @@ export function mergeConditions(existing: readonly PodCondition[] | undefined, c
   };
   for (const c of computed) out.push(stamp(c));
   if (!old.has('PodScheduled')) out.push(stamp({ type: 'PodScheduled', status: 'True' }));
-  for (const c of existing ?? []) if (!KUBELET_CONDITIONS.includes(c.type)) out.push(c);
+  for (const c of existing ?? []) if (!KUBELET_CONDITIONS.includes(c.type) && !computed.some((x) => x.type === c.type)) out.push(c);
   // Upstream order: PodReadyToStartContainers, Initialized, Ready, ContainersReady, PodScheduled, then others.
   const order = ['PodReadyToStartContainers', 'Initialized', 'Ready', 'ContainersReady', 'PodScheduled'];
   const rank = (t: string) => {
@@ -133,9 +147,24 @@ export function mergeConditions(existing: readonly PodCondition[] | undefined, c
 
 /** The full status to write for `pod` now. */
 export function buildPodStatus(rt: PodRuntime, pod: Pod, net: PodNetwork, now: number): PodStatus {
+  if (rt.rejected) {
+    // kubelet rejectPod: the status manager keeps the start time and the conditions it does not own.
+    const rejected: PodStatus = {
+      phase: 'Failed',
+      conditions: mergeConditions(pod.status?.conditions, [], now),
+      reason: rt.statusReason!.reason,
+      message: rt.statusReason!.message,
+      startTime: pod.status?.startTime ?? rfc3339(rt.admittedAt),
+    };
+    if (pod.status?.qosClass) rejected.qosClass = pod.status.qosClass;
+    return rejected;
+  }
+  const phase = reportedPhase(rt, pod);
+  const computed = kubeletConditions(rt, pod, now, phase);
+  if (rt.disruption) computed.push({ type: 'DisruptionTarget', status: 'True', reason: rt.disruption.reason, message: rt.disruption.message });
   const status: PodStatus = {
-    phase: rt.phase,
-    conditions: mergeConditions(pod.status?.conditions, kubeletConditions(rt, pod, now), now),
+    phase,
+    conditions: mergeConditions(pod.status?.conditions, computed, now),
     hostIP: net.hostIP,
     hostIPs: [{ ip: net.hostIP }],
     startTime: pod.status?.startTime ?? rfc3339(rt.admittedAt),
@@ -146,6 +175,10 @@ export function buildPodStatus(rt: PodRuntime, pod: Pod, net: PodNetwork, now: n
   if (rt.sandboxReadyAt !== undefined && ip) {
     status.podIP = ip;
     status.podIPs = [{ ip }];
+  }
+  if (rt.statusReason && phase === rt.phase) {
+    status.reason = rt.statusReason.reason;
+    status.message = rt.statusReason.message;
   }
   if (pod.status?.qosClass) status.qosClass = pod.status.qosClass;
   if (pod.status?.nominatedNodeName) status.nominatedNodeName = pod.status.nominatedNodeName;

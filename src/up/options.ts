@@ -37,6 +37,12 @@ const ownFlags = {
   'data-dir': { type: 'string', default: './.kcm', usage: 'Directory for the cluster state (database, certificates, service-account key, admin kubeconfig); reused on restart.', section: 'kcm up' },
   storage: { type: 'string', default: 'sqlite', oneOf: ['sqlite', 'memory'], usage: 'Storage backend: "sqlite" (durable, in <data-dir>/db) or "memory" (lost on exit).', section: 'kcm up' },
   nodes: { type: 'int', default: 3, usage: 'Number of simulated nodes (kcm-node-0 ...). 0 runs none.', section: 'kcm up' },
+  'graceful-shutdown': {
+    type: 'bool',
+    default: true,
+    usage: 'Simulated kubelets stop a deleted pod as a kubelet does: preStop hooks, SIGTERM, SIGKILL after the grace period. --graceful-shutdown=false stops pods at once.',
+    section: 'kcm up',
+  },
   scheduler: { type: 'bool', default: true, usage: 'Run the default scheduler.', section: 'kcm up' },
   'local-path-provisioner': {
     type: 'bool',
@@ -78,6 +84,12 @@ const ownFlags = {
     section: 'Controller manager serving',
   },
   'controller-manager-bind-address': { type: 'string', default: '127.0.0.1', typeName: 'ip', usage: "The IP address the controller manager's endpoints listen on.", section: 'Controller manager serving' },
+  'metric-resolution': {
+    type: 'duration',
+    default: 15_000,
+    usage: 'How often the simulated metrics-server scrapes the nodes (metrics-server --metric-resolution): the resource metrics API (metrics.k8s.io, kubectl top, the HPA) changes at most this often.',
+    section: 'kcm up',
+  },
   'load-balancer-ip-range': {
     type: 'string',
     default: DEFAULT_LB_IP_RANGE,
@@ -123,6 +135,7 @@ export function parseUpFlags(args: readonly string[]): UpOptions {
   if (flags.positional.length > 0) throw new FlagError(`unknown command "${flags.positional[0]}" for "kcm up"`);
   if (flags.values.nodes < 0) throw new FlagError(`--nodes must not be negative, got ${flags.values.nodes}`);
   if (flags.values['scheduler-kube-api-qps'] < 0) throw new FlagError(`--scheduler-kube-api-qps must not be negative, got ${flags.values['scheduler-kube-api-qps']}`);
+  if (flags.values['metric-resolution'] <= 0) throw new FlagError(`--metric-resolution must be positive, got ${flags.values['metric-resolution']}ms`);
   if (flags.values['request-timeout'] < 0) throw new FlagError('--request-timeout can not be negative value');
   if (flags.values['scheduler-kube-api-burst'] < 0) throw new FlagError(`--scheduler-kube-api-burst must not be negative, got ${flags.values['scheduler-kube-api-burst']}`);
   try {

@@ -18,6 +18,8 @@ import type { ControllerSideConfig, ControllerSideMessage } from './controller-s
 import type { UpOptions } from './options.js';
 import { ensureServiceAccountKey } from './sa-key.js';
 import { ensureDefaultStorageClass } from './storage.js';
+import { newSimulatedMetricsSource } from './metrics-source.js';
+import { realClock } from '../util/clock/clock.js';
 import { newStatusView, isAllReady, type StatusView } from './status.js';
 import { startSupervisor, type Isolation, type Supervisor } from './supervisor.js';
 
@@ -82,6 +84,8 @@ export async function runUp(o: UpOptions, startedAt: number, signal: AbortSignal
       serviceClusterIPRange: v['service-cluster-ip-range'],
       storage: v.storage === 'memory' ? 'memory' : 'sqlite',
       logger: newLogger('apiserver'),
+      // The resource metrics API, as metrics-server would serve it (simulated usage).
+      resourceMetrics: newSimulatedMetricsSource({ clock: realClock, resolutionMs: v['metric-resolution'] }),
     });
   } catch (err) {
     log.error(err, 'cannot start the API server');
@@ -105,6 +109,7 @@ export async function runUp(o: UpOptions, startedAt: number, signal: AbortSignal
     cmSecurePort: v['controller-manager-secure-port'],
     cmBindAddress: v['controller-manager-bind-address'],
     nodes: v.nodes,
+    gracefulShutdown: v['graceful-shutdown'],
     scheduler: v.scheduler,
     localPathProvisioner: v['local-path-provisioner'],
     schedulerQps: v['scheduler-kube-api-qps'],

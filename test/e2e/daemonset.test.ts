@@ -35,7 +35,7 @@ function ds(name: string, spec: Record<string, unknown> = {}) {
     metadata: { name },
     spec: {
       selector: { matchLabels: { app: name } },
-      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'agent:1', command: ['sleep', 'infinity'] }], ...spec } },
+      template: { metadata: { labels: { app: name } }, spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'c', image: 'agent:1', command: ['sleep', 'infinity'] }], ...spec } },
     },
   };
 }

@@ -27,7 +27,8 @@ function set(name: string, replicas: number, extra: Record<string, unknown> = {}
       replicas,
       serviceName: name,
       selector: { matchLabels: { app: name } },
-      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'nginx:1', command: ['sleep', 'infinity'] }] } },
+      // A web server (upstream's e2e sets use httpd) ends at SIGTERM, so ordered deletions do not wait for the grace period.
+      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'nginx:1' }] } },
       ...extra,
     },
   };

@@ -133,7 +133,7 @@ describe('storage with kubectl', { skip: onRealCluster ? 'kcm up only' : undefin
         replicas,
         serviceName: 'db',
         selector: { matchLabels: { app: 'db' } },
-        template: { metadata: { labels: { app: 'db' } }, spec: { containers: [{ name: 'c', image: 'busybox', command: ['sleep', 'infinity'], volumeMounts: [{ name: 'data', mountPath: '/data' }] }] } },
+        template: { metadata: { labels: { app: 'db' } }, spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'c', image: 'busybox', command: ['sleep', 'infinity'], volumeMounts: [{ name: 'data', mountPath: '/data' }] }] } },
         volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }],
       },
     });

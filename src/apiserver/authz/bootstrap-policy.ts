@@ -107,6 +107,9 @@ const editable: PolicyRule[] = [
   { apiGroups: [''], resources: ['secrets'], verbs: read },
 ];
 
+/** metrics-server's system:aggregated-metrics-reader rule. */
+const metricsReader: PolicyRule[] = [{ apiGroups: ['metrics.k8s.io'], resources: ['pods', 'nodes'], verbs: ['get', 'list', 'watch'] }];
+
 const adminOnly: PolicyRule[] = [
   { apiGroups: ['rbac.authorization.k8s.io'], resources: ['roles', 'rolebindings'], verbs: [...read, ...write] },
   { apiGroups: ['authorization.k8s.io'], resources: ['localsubjectaccessreviews'], verbs: ['create'] },
@@ -124,12 +127,16 @@ export const bootstrapClusterRoles: readonly ClusterRole[] = [
   ]),
   role('system:public-info-viewer', [{ nonResourceURLs: [...publicInfoPaths], verbs: ['get'] }]),
   // view ⊂ edit ⊂ admin by label, as upstream: the aggregation controller recomputes each from its selector.
-  role('view', workloads, { aggregateFrom: 'aggregate-to-view', labels: { 'rbac.authorization.k8s.io/aggregate-to-edit': 'true' } }),
-  role('edit', [...workloads, ...editable], { aggregateFrom: 'aggregate-to-edit', labels: { 'rbac.authorization.k8s.io/aggregate-to-admin': 'true' } }),
-  role('admin', [...workloads, ...editable, ...adminOnly], { aggregateFrom: 'aggregate-to-admin' }),
+  role('view', [...workloads, ...metricsReader], { aggregateFrom: 'aggregate-to-view', labels: { 'rbac.authorization.k8s.io/aggregate-to-edit': 'true' } }),
+  role('edit', [...workloads, ...editable, ...metricsReader], { aggregateFrom: 'aggregate-to-edit', labels: { 'rbac.authorization.k8s.io/aggregate-to-admin': 'true' } }),
+  role('admin', [...workloads, ...editable, ...adminOnly, ...metricsReader], { aggregateFrom: 'aggregate-to-admin' }),
   role('system:aggregate-to-view', workloads, { labels: { 'rbac.authorization.k8s.io/aggregate-to-view': 'true' } }),
   role('system:aggregate-to-edit', editable, { labels: { 'rbac.authorization.k8s.io/aggregate-to-edit': 'true' } }),
   role('system:aggregate-to-admin', adminOnly, { labels: { 'rbac.authorization.k8s.io/aggregate-to-admin': 'true' } }),
+  // What metrics-server's manifest installs (components.yaml): kcm up serves metrics.k8s.io itself.
+  role('system:aggregated-metrics-reader', metricsReader, {
+    labels: { 'rbac.authorization.k8s.io/aggregate-to-admin': 'true', 'rbac.authorization.k8s.io/aggregate-to-edit': 'true', 'rbac.authorization.k8s.io/aggregate-to-view': 'true' },
+  }),
   role('system:auth-delegator', [rule(['create'], ['authentication.k8s.io'], ['tokenreviews']), rule(['create'], ['authorization.k8s.io'], ['subjectaccessreviews'])]),
   role('system:monitoring', [{ nonResourceURLs: ['/healthz', '/healthz/*', '/livez', '/livez/*', '/readyz', '/readyz/*', '/metrics', '/metrics/slis'], verbs: ['get'] }]),
   role('system:kube-controller-manager', [

@@ -26,6 +26,7 @@ import { newLogger, type Logger } from '../../util/log/logger.js';
 import { answerClientErrors, MAX_HEADER_BYTES } from '../../util/net/http-edges.js';
 import type { UserInfo } from '../request-info.js';
 import { createApiHandler } from '../handler.js';
+import type { ResourceMetricsSource } from '../metrics-api/types.js';
 import { newCachedStorage, newMemoryStorage, openSqliteStorage, startCompactor, type Compactor, type Storage } from '../storage/index.js';
 import { isPublicInfoPath, newRequestAuthenticator, newStaticTokenAuthenticator, withAuthenticated, type TokenAuthenticator } from './authn.js';
 import { setupServiceAccountTokens, storageReader, type ServiceAccountTokenOptions } from './sa-setup.js';
@@ -57,6 +58,8 @@ export interface ApiHandlerDeps {
   auth?: Omit<ServerAuth, 'authorizer'>;
   /** The CA bundle client certificates are verified against (published in kube-system/extension-apiserver-authentication). */
   clientCA?: string;
+  /** Serves metrics.k8s.io with usage from this source (see ApiServerOptions.resourceMetrics). */
+  resourceMetrics?: ResourceMetricsSource;
 }
 
 export type ApiHandlerFactory = (deps: ApiHandlerDeps) => ApiHandler | Promise<ApiHandler>;
@@ -88,6 +91,8 @@ export interface ApiServerOptions {
   shutdownTimeoutMs?: number;
   /** --request-timeout: requests that are not long-running get 504 after this long. Default 60 s; 0 disables it. */
   requestTimeoutMs?: number;
+  /** The default handler serves the resource metrics API (metrics.k8s.io) from this source. */
+  resourceMetrics?: ResourceMetricsSource;
 }
 
 export interface RunningApiServer {
@@ -146,6 +151,7 @@ async function defaultHandlerFactory(deps: ApiHandlerDeps): Promise<ApiHandler> 
     authorizationMode: deps.authorizationMode,
     ...(deps.auth ? { auth: deps.auth } : {}),
     ...(deps.clientCA ? { clientCA: deps.clientCA } : {}),
+    ...(deps.resourceMetrics ? { resourceMetrics: deps.resourceMetrics } : {}),
   });
   try {
     await h.setServingEndpoint(deps.endpoint.address, deps.endpoint.port);
@@ -277,6 +283,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
       auth,
       clientCA: pki.ca.certPem,
       ...(opts.authorizationMode ? { authorizationMode: opts.authorizationMode } : {}),
+      ...(opts.resourceMetrics ? { resourceMetrics: opts.resourceMetrics } : {}),
     });
     compactor = startCompactor(storage, { intervalMs: opts.compactionIntervalMs ?? 5 * 60_000 }, clock);
 
