@@ -431,4 +431,22 @@ describe('newNodeSimulator', () => {
     assert.match(evicted.status!.message!, /^The node was low on resource: ephemeral-storage\. Threshold quantity: 10Gi, available: 0\. $/);
     await h.stop();
   });
+
+  it('rejects a pod whose host port is taken on its node, as kubelet\'s admission: Failed, NodePorts, an event', async () => {
+    const h = await start();
+    const spec = { nodeName: 'kcm-node-0', containers: [{ name: 'web', image: 'nginx', ports: [{ containerPort: 80, hostPort: 8080 }] }] };
+    seedPod(h.fake, spec, 'first');
+    await h.advance(1_000);
+    assert.equal(storedPod(h.fake, 'first')!.status!.phase, 'Running');
+    seedPod(h.fake, spec, 'second');
+    await h.advance(1_000);
+    const second = storedPod(h.fake, 'second')!;
+    assert.deepEqual([second.status!.phase, second.status!.reason, second.status!.message], [
+      'Failed',
+      'NodePorts',
+      "Pod was rejected: Predicate NodePorts failed: node(s) didn't have free ports for the requested pod ports",
+    ]);
+    assert.ok(h.recorder.events.includes("Warning NodePorts Predicate NodePorts failed: node(s) didn't have free ports for the requested pod ports"));
+    await h.stop();
+  });
 });

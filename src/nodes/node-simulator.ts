@@ -38,6 +38,7 @@ import { newIpAllocator, type IpAllocator } from './ip-allocator.js';
 import { NODE_STATUS_UPDATE_INTERVAL_MS, NodeAgent } from './node-agent.js';
 import { defaultPodCIDR, INSTANCE_ANNOTATION, nodeInternalIP, type NodeTemplate, type PressureKind } from './node-object.js';
 import { PodRuntime } from './pod-runtime.js';
+import { kubeletAdmit } from './admission.js';
 import {
   NODEFS_AVAILABLE_THRESHOLD_FRACTION,
   RESOURCE_OF,
@@ -332,6 +333,17 @@ class Simulator implements NodeSimulator {
     return out;
   }
 
+  /** The pods admitted on the node that have not finished (terminating ones count), but `except`. */
+  private admittedPods(nodeName: string, except: string): Pod[] {
+    const out: Pod[] = [];
+    for (const [key, e] of this.pods) {
+      if (e.node !== nodeName || key === except || e.runtime.settled || e.runtime.rejected) continue;
+      const pod = this.podInformer.getStore().getByKey(key) as Pod | undefined;
+      if (pod && pod.metadata?.uid === e.uid) out.push(pod);
+    }
+    return out;
+  }
+
   /**
    * The memory signal of the node from the simulated usage of its pods (the
    * pods' own `kcm.dev/usage` annotations: a kubelet knows its pods, not their
@@ -605,8 +617,14 @@ class Simulator implements NodeSimulator {
       });
       if (adopting && runtime.adopt(pod.status)) this.log.v(2).info({ pod: key, node: nodeName, podIP }, 'adopted a pod started before a restart');
       else {
-        // The eviction manager's admit handler (the other kubelet admission checks are not simulated).
-        const verdict = admitUnderPressure(pod, this.pressureConditions(sn));
+        // The kubelet's admit handlers in order: the eviction manager's, then the predicates (admission.ts).
+        let verdict = admitUnderPressure(pod, this.pressureConditions(sn));
+        if (verdict.admit) {
+          // The kubelet knows its own capacity before the node object shows it (getNodeAnyWay).
+          const capacity = { ...(this.opts.capacity ?? DEFAULT_CAPACITY) };
+          const known = node.status?.allocatable ? node : { ...node, status: { ...node.status, capacity, allocatable: capacity } };
+          verdict = kubeletAdmit(pod, known, this.admittedPods(sn.agent.name, key));
+        }
         if (!verdict.admit) {
           runtime.reject(verdict.reason!, verdict.message!);
           recorder.event(ref, 'Warning', verdict.reason!, verdict.message!);

@@ -78,3 +78,31 @@ describe('termination e2e', { timeout: 120_000 }, () => {
     assert.ok(ms < 10_000, `gone after ${ms} ms: it should not wait for the 30 s grace period`);
   });
 });
+
+describe('kubelet admission e2e', { timeout: 60_000 }, () => {
+  it('rejects a pod bound to a node whose host port is taken: Failed, NodePorts, an event', async () => {
+    const bound = (name: string) => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name },
+      spec: { nodeName: 'kcm-node-0', containers: [{ name: 'web', image: 'nginx', ports: [{ containerPort: 80, hostPort: 18080 }] }] },
+    });
+    await apply(bound('port-first'));
+    await running('port-first');
+    await apply(bound('port-second'));
+    const rejected = await waitFor(
+      async () => {
+        const p = JSON.parse(await kcm.kubectlOk(['get', ...ns, 'pod', 'port-second', '-o', 'json'])) as { status?: { phase?: string; reason?: string; message?: string } };
+        return p.status?.phase === 'Failed' ? p.status : undefined;
+      },
+      20_000,
+      'port-second rejected',
+      300,
+    );
+    assert.equal(rejected.reason, 'NodePorts');
+    assert.equal(rejected.message, "Pod was rejected: Predicate NodePorts failed: node(s) didn't have free ports for the requested pod ports");
+    const events = await kcm.kubectlOk(['get', ...ns, 'events', '--field-selector', 'involvedObject.name=port-second', '-o', 'jsonpath={range .items[*]}{.type} {.reason}: {.message}{"\\n"}{end}']);
+    assert.match(events, /^Warning NodePorts: Predicate NodePorts failed: node\(s\) didn't have free ports for the requested pod ports$/m);
+    await kcm.kubectlOk(['delete', ...ns, 'pod', 'port-first', 'port-second', '--wait=false']);
+  });
+});
