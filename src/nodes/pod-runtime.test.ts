@@ -1,37 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Container, Pod } from 'kubernetes-types/core/v1.js';
-import { FakeClock } from '../util/clock/clock.js';
-import { PodRuntime } from './pod-runtime.js';
-import { buildPodStatus } from './pod-status.js';
-import { newRestartBackoff } from './restart-backoff.js';
+import { runtimeHarness, runtimePod as pod } from './runtime-harness.js';
 
-function pod(containers: Container[], extra: Partial<NonNullable<Pod['spec']>> = {}): Pod {
-  return { metadata: { name: 'p', namespace: 'ns', uid: 'u1' }, spec: { containers, ...extra } };
-}
-
-/** Drives a runtime as the simulator does: steps at each due time up to `until`. */
-function harness(p: Pod) {
-  const clock = new FakeClock();
-  const events: string[] = [];
-  const rt = new PodRuntime(p, clock.now(), {
-    backoff: newRestartBackoff({ clock }),
-    emit: (type, reason, message) => events.push(`${type} ${reason} ${message}`),
-  });
-  let next: number | undefined = clock.now();
-  const run = async (ms: number) => {
-    const until = clock.now() + ms;
-    for (;;) {
-      if (next === undefined || next > until) break;
-      await clock.advance(Math.max(0, next - clock.now()));
-      const r = rt.step(clock.now());
-      next = r.nextAt;
-    }
-    await clock.advance(until - clock.now());
-  };
-  const status = () => buildPodStatus(rt, p, { hostIP: '172.18.0.2', podIP: '10.244.0.2' }, clock.now());
-  return { clock, rt, events, run, status };
-}
+const harness = (p: Parameters<typeof runtimeHarness>[0]) => runtimeHarness(p, '10.244.0.2');
 
 describe('PodRuntime', () => {
   it('starts a long-running container at once and reports Running and Ready', async () => {

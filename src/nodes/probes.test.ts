@@ -1,47 +1,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Container, Pod } from 'kubernetes-types/core/v1.js';
-import { FakeClock } from '../util/clock/clock.js';
-import { PodRuntime } from './pod-runtime.js';
-import { buildPodStatus } from './pod-status.js';
+import type { Container } from 'kubernetes-types/core/v1.js';
+import { runtimeHarness, runtimePod as pod } from './runtime-harness.js';
+
+const harness = runtimeHarness;
+
 import { parseForcedFailures, PROBE_FAIL_ANNOTATION } from './probes.js';
-import { newRestartBackoff } from './restart-backoff.js';
-
-function pod(containers: Container[], extra: Partial<NonNullable<Pod['spec']>> = {}, annotations?: Record<string, string>): Pod {
-  return { metadata: { name: 'p', namespace: 'ns', uid: 'u1', ...(annotations ? { annotations } : {}) }, spec: { containers, ...extra } };
-}
-
-/** Drives a runtime as the simulator does: steps at each due time up to `until`. */
-function harness(p: Pod) {
-  const clock = new FakeClock();
-  const events: string[] = [];
-  const rt = new PodRuntime(p, clock.now(), {
-    backoff: newRestartBackoff({ clock }),
-    emit: (type, reason, message) => events.push(`${type} ${reason} ${message}`),
-  });
-  rt.podIP = '10.244.0.5';
-  let next: number | undefined = clock.now();
-  const t0 = clock.now();
-  const run = async (ms: number) => {
-    const until = clock.now() + ms;
-    for (;;) {
-      if (next === undefined || next > until) break;
-      await clock.advance(Math.max(0, next - clock.now()));
-      const r = rt.step(clock.now());
-      next = r.nextAt;
-    }
-    await clock.advance(until - clock.now());
-  };
-  /** Runs until `sec` seconds after the start. */
-  const at = (sec: number) => run(t0 + sec * 1000 - clock.now());
-  const kick = () => {
-    next = clock.now();
-  };
-  const status = () => buildPodStatus(rt, p, { hostIP: '172.18.0.2', podIP: '10.244.0.5' }, clock.now());
-  const cs = (i = 0) => status().containerStatuses![i]!;
-  const ready = () => status().conditions!.find((c) => c.type === 'Ready')!.status;
-  return { clock, rt, events, run, at, kick, status, cs, ready };
-}
 
 const LIVENESS_DEMO: Container = {
   name: 'liveness',

@@ -1,44 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Container, Pod } from 'kubernetes-types/core/v1.js';
-import { FakeClock } from '../util/clock/clock.js';
-import { PodRuntime } from './pod-runtime.js';
-import { buildPodStatus } from './pod-status.js';
-import { newRestartBackoff } from './restart-backoff.js';
+import { runtimeHarness, runtimePod as pod } from './runtime-harness.js';
 
-function pod(containers: Container[], extra: Partial<NonNullable<Pod['spec']>> = {}): Pod {
-  return { metadata: { name: 'p', namespace: 'ns', uid: 'u1' }, spec: { containers, ...extra } };
-}
-
-function harness(p: Pod) {
-  const clock = new FakeClock();
-  const events: string[] = [];
-  const rt = new PodRuntime(p, clock.now(), {
-    backoff: newRestartBackoff({ clock }),
-    emit: (type, reason, message) => events.push(`${type} ${reason} ${message}`),
-  });
-  rt.podIP = '10.244.0.5';
-  let next: number | undefined = clock.now();
-  const t0 = clock.now();
-  const run = async (ms: number) => {
-    const until = clock.now() + ms;
-    for (;;) {
-      if (next === undefined || next > until) break;
-      await clock.advance(Math.max(0, next - clock.now()));
-      next = rt.step(clock.now()).nextAt;
-    }
-    await clock.advance(until - clock.now());
-  };
-  const at = (sec: number) => run(t0 + sec * 1000 - clock.now());
-  /** Deletion with `grace` seconds, as the simulator starts it. */
-  const del = (grace: number) => {
-    rt.beginTermination(clock.now(), grace);
-    next = clock.now();
-  };
-  const status = () => buildPodStatus(rt, p, { hostIP: '172.18.0.2', podIP: '10.244.0.5' }, clock.now());
-  const state = (name: string) => [...(status().initContainerStatuses ?? []), ...status().containerStatuses!].find((c) => c.name === name)!.state!;
-  return { clock, rt, events, at, del, status, state };
-}
+const harness = runtimeHarness;
 
 describe('termination', () => {
   it('runs an exec preStop "sleep 3", then SIGTERM ends a server at once with 0', async () => {
