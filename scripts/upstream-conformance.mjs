@@ -69,7 +69,7 @@ async function run() {
   // The list run-e2e.sh would make, less the excluded names, handed to it as a file.
   const dry = spawnSync(e2e, ['--ginkgo.dryRun', '--ginkgo.focus=\\[Conformance\\]', '--ginkgo.noColor', '--kubeconfig=/dev/null', '--provider=skeleton'], { encoding: 'utf8', maxBuffer: 1 << 28 });
   const re = new RegExp(group);
-  const names = [...new Set([...dry.stdout.matchAll(/\{"msg":"PASSED (.*?)","total"/g)].map((m) => m[1]))].filter((n) => re.test(n) && !exclude?.test(n)).sort();
+  const names = [...new Set([...dry.stdout.matchAll(/\{"msg":"PASSED (.*?)","total"/g)].map((m) => JSON.parse(`"${m[1]}"`) /* the names are JSON strings: \" is a quote */))].filter((n) => re.test(n) && !exclude?.test(n)).sort();
   if (names.length === 0) fail(`no conformance test matches ${group}`);
   console.error(`upstream-conformance: ${clusters[cluster]} ready; running ${names.length} tests matching ${group}${exclude ? ` without ${exclude.source}` : ''}`);
   // Tests that register cluster-wide webhooks or APIServices run last: one killed by the time
