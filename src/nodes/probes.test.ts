@@ -147,6 +147,18 @@ describe('probes', () => {
     assert.equal(h.cs(2).ready, true);
   });
 
+  it('fails an exec probe whose command runs past timeoutSeconds, as kubelet with ExecProbeTimeout', async () => {
+    const h = harness(
+      pod([
+        { name: 'slow', image: 'busybox', command: ['sleep', '3600'], readinessProbe: { exec: { command: ['sh', '-c', 'sleep 5'] }, timeoutSeconds: 2, failureThreshold: 1 } },
+        { name: 'patient', image: 'busybox', command: ['sleep', '3600'], readinessProbe: { exec: { command: ['sh', '-c', 'sleep 1'] }, timeoutSeconds: 2 } },
+      ]),
+    );
+    await h.at(1);
+    assert.deepEqual([h.cs(0).ready, h.cs(1).ready], [false, true]);
+    assert.ok(h.events.includes('Warning Unhealthy Readiness probe failed: command "sh -c sleep 5" timed out'), h.events.join('\n'));
+  });
+
   it('fails the probes the probe.kcm.dev/fail annotation names, live, and recovers when it is removed', async () => {
     const web: Container = { name: 'web', image: 'nginx', ports: [{ containerPort: 80 }], readinessProbe: { httpGet: { path: '/', port: 80 }, periodSeconds: 2 } };
     const p = pod([web]);

@@ -202,6 +202,11 @@ function agnhostLivenessStatus(c: Container, path: string, elapsedMs: number): n
   return 404;
 }
 
+/** Go's %q of a string (the characters kubelet's commands use). */
+function goQuote(text: string): string {
+  return JSON.stringify(text);
+}
+
 function hostPort(host: string, port: number): string {
   return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
 }
@@ -212,7 +217,11 @@ export function runProbe(probe: Probe, ctx: ProbeContext): { result: ProbeResult
   if (probe.exec) {
     if (ctx.forced) return { result: 'failure', output: '' };
     const mounts = (c.volumeMounts ?? []).map((m) => m.mountPath);
-    const r = runExec(probe.exec.command ?? [], (p) => fileExists(ctx.files, p, ctx.elapsedMs, mounts));
+    const cmd = probe.exec.command ?? [];
+    const r = runExec(cmd, (p) => fileExists(ctx.files, p, ctx.elapsedMs, mounts));
+    // ExecProbeTimeout: a command still running at timeoutSeconds (default 1) fails the probe.
+    const timeoutMs = Math.max(1, probe.timeoutSeconds ?? 1) * 1000;
+    if (r.durationMs > timeoutMs) return { result: 'failure', output: `command ${goQuote(cmd.join(' '))} timed out` };
     return { result: r.exitCode === 0 ? 'success' : 'failure', output: r.output };
   }
   if (probe.httpGet) {
