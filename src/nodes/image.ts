@@ -1,7 +1,14 @@
 /**
  * Simulated images. Every image is "already present on the machine" except
- * those whose registry host ends in `.invalid` (RFC 2606: a name that never
- * resolves), which always fail to pull.
+ * the ones that cannot exist, which always fail to pull:
+ * - a registry host `invalid`, ending in `.invalid` (RFC 2606: a name that
+ *   never resolves) or `invalid.com` (upstream e2e's InvalidRegistry):
+ *   the lookup fails (`no such host`);
+ * - a tag that says the image does not exist, as upstream's e2e tests use
+ *   to make a rollout hang (`foo:non-existent`, `webserver:404`,
+ *   `gb-redisslave:nonexistent`): `nonexistent`, `non-existent`,
+ *   `doesnotexist`, `does-not-exist`, `notfound`, `not-found`, `404`,
+ *   `invalid`, `invalid-tag`: the registry answers `not found`.
  */
 import { createHash } from 'node:crypto';
 
@@ -15,10 +22,27 @@ export function registryHost(image: string): string | undefined {
   return undefined;
 }
 
-/** False for images that can never be pulled (host ending in `.invalid`). */
-export function isPullable(image: string): boolean {
+/** Tags that name an image that does not exist (see the module comment). */
+const MISSING_TAGS = new Set(['nonexistent', 'non-existent', 'doesnotexist', 'does-not-exist', 'notfound', 'not-found', '404', 'invalid', 'invalid-tag']);
+
+function unresolvableHost(image: string): string | undefined {
   const host = registryHost(image);
-  return !(host && (host === 'invalid' || host.endsWith('.invalid')));
+  return host && (host === 'invalid' || host.endsWith('.invalid') || host === 'invalid.com') ? host : undefined;
+}
+
+/** The tag of an image reference (undefined with a digest or no tag). */
+function tagOf(image: string): string | undefined {
+  if (image.includes('@')) return undefined;
+  const last = image.slice(image.lastIndexOf('/') + 1);
+  const colon = last.lastIndexOf(':');
+  return colon < 0 ? undefined : last.slice(colon + 1);
+}
+
+/** False for images that can never be pulled (see the module comment). */
+export function isPullable(image: string): boolean {
+  if (unresolvableHost(image)) return false;
+  const tag = tagOf(image);
+  return !(tag !== undefined && MISSING_TAGS.has(tag.toLowerCase()));
 }
 
 /**
@@ -44,6 +68,8 @@ export function imageID(image: string): string {
 
 /** The error text of a failed pull, shaped like containerd's. */
 export function pullErrorMessage(image: string): string {
-  const host = registryHost(image) ?? 'registry';
-  return `failed to pull and unpack image "${normalizeImage(image)}": failed to resolve reference "${normalizeImage(image)}": failed to do request: Head "https://${host}/v2/": dial tcp: lookup ${host}: no such host`;
+  const ref = normalizeImage(image);
+  const host = unresolvableHost(image);
+  if (host) return `failed to pull and unpack image "${ref}": failed to resolve reference "${ref}": failed to do request: Head "https://${host}/v2/": dial tcp: lookup ${host}: no such host`;
+  return `failed to pull and unpack image "${ref}": failed to resolve reference "${ref}": ${ref}: not found`;
 }

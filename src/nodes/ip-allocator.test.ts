@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { newIpAllocator } from './ip-allocator.js';
-import { imageID, isPullable, normalizeImage } from './image.js';
+import { imageID, isPullable, normalizeImage, pullErrorMessage } from './image.js';
 
 describe('newIpAllocator', () => {
   it('hands out addresses from .2 and keeps one per key', () => {
@@ -38,6 +38,10 @@ describe('images', () => {
     assert.equal(isPullable('registry.invalid/app'), false);
     assert.equal(isPullable('nginx'), true);
     assert.equal(isPullable('ghcr.io/a/b:1'), true);
+    // The images upstream's e2e tests use to make a pull fail.
+    for (const image of ['foo:non-existent', 'webserver:404', 'gcr.io/google_samples/gb-redisslave:nonexistent', 'invalid.com/invalid/alpine:3.1']) assert.equal(isPullable(image), false, image);
+    for (const image of ['nginx:1.25', 'localhost:5000/app', 'registry:5000/app:404x', 'app@sha256:404']) assert.equal(isPullable(image), true, image);
+    assert.equal(pullErrorMessage('webserver:404'), 'failed to pull and unpack image "docker.io/library/webserver:404": failed to resolve reference "docker.io/library/webserver:404": docker.io/library/webserver:404: not found');
   });
   it('normalizes references as containerd reports them', () => {
     assert.equal(normalizeImage('nginx'), 'docker.io/library/nginx:latest');

@@ -106,3 +106,24 @@ describe('kubelet admission e2e', { timeout: 60_000 }, () => {
     await kcm.kubectlOk(['delete', ...ns, 'pod', 'port-first', 'port-second', '--wait=false']);
   });
 });
+
+describe('image pulls e2e', { timeout: 60_000 }, () => {
+  it('fails to pull an image that cannot exist, as upstream e2e tests use (webserver:404): ErrImagePull, then ImagePullBackOff', async () => {
+    await apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'missing-image' }, spec: { containers: [{ name: 'web', image: 'webserver:404' }] } });
+    const waiting = await waitFor(
+      async () => {
+        const p = JSON.parse(await kcm.kubectlOk(['get', ...ns, 'pod', 'missing-image', '-o', 'json'])) as { status?: { containerStatuses?: Array<{ state?: { waiting?: { reason?: string } } }> } };
+        const reason = p.status?.containerStatuses?.[0]?.state?.waiting?.reason;
+        return reason === 'ImagePullBackOff' ? reason : undefined;
+      },
+      20_000,
+      'ImagePullBackOff',
+      300,
+    );
+    assert.equal(waiting, 'ImagePullBackOff');
+    const events = await kcm.kubectlOk(['get', ...ns, 'events', '--field-selector', 'involvedObject.name=missing-image', '-o', 'jsonpath={range .items[*]}{.reason}: {.message}{"\\n"}{end}']);
+    assert.match(events, /^Failed: Failed to pull image "webserver:404": failed to pull and unpack image "docker\.io\/library\/webserver:404": .*: not found$/m);
+    assert.match(events, /^Failed: Error: ErrImagePull$/m);
+    await kcm.kubectlOk(['delete', ...ns, 'pod', 'missing-image', '--wait=false']);
+  });
+});
