@@ -281,6 +281,26 @@ export function* checkTraps(sh: Shell, io: IO): G<void> {
   }
 }
 
+/**
+ * Runs one pass of a loop body: `break` / `continue` aimed at this loop come
+ * back as 'break' / 'continue'; those aimed at an outer loop (`break 2`) go
+ * up one level.
+ */
+function* loopBody(body: List, sh: Shell, io: IO): G<number | 'break' | 'continue'> {
+  try {
+    return yield* execList(body, sh, io);
+  } catch (e) {
+    if (e instanceof LoopSignal) {
+      if (e.n > 1) {
+        e.n--;
+        throw e;
+      }
+      return e.kind;
+    }
+    throw e;
+  }
+}
+
 export function* execList(list: List, sh: Shell, io: IO): G<number> {
   let status = sh.status;
   for (const item of list.items) {
@@ -430,19 +450,10 @@ function* execCompound(cmd: Command, sh: Shell, io: IO): G<number> {
           }
           if ((st === 0) === cmd.until) break;
           yield { k: 'step' };
-          try {
-            status = yield* execList(cmd.body, sh, io);
-          } catch (e) {
-            if (e instanceof LoopSignal) {
-              if (e.n > 1) {
-                e.n--;
-                throw e;
-              }
-              if (e.kind === 'break') break;
-              continue;
-            }
-            throw e;
-          }
+          const r = yield* loopBody(cmd.body, sh, io);
+          if (r === 'break') break;
+          if (r === 'continue') continue;
+          status = r;
         }
       } finally {
         sh.loopDepth--;
@@ -461,19 +472,10 @@ function* execCompound(cmd: Command, sh: Shell, io: IO): G<number> {
         for (const it of items) {
           sh.set(cmd.name, it);
           yield { k: 'step' };
-          try {
-            status = yield* execList(cmd.body, sh, io);
-          } catch (e) {
-            if (e instanceof LoopSignal) {
-              if (e.n > 1) {
-                e.n--;
-                throw e;
-              }
-              if (e.kind === 'break') break;
-              continue;
-            }
-            throw e;
-          }
+          const r = yield* loopBody(cmd.body, sh, io);
+          if (r === 'break') break;
+          if (r === 'continue') continue;
+          status = r;
         }
       } finally {
         sh.loopDepth--;
