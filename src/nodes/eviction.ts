@@ -16,8 +16,6 @@ import { tolerationsTolerateTaint } from '../api/taints.js';
 import { parseQuantity, quantityToString, newQuantity, value } from '../api/quantity.js';
 
 export const EVICTION_REASON = 'Evicted';
-/** The kubelet's evictionMonitoringPeriod. */
-export const EVICTION_MONITORING_PERIOD_MS = 10_000;
 /** Kubelet's default hard threshold `memory.available<100Mi`. */
 export const MEMORY_AVAILABLE_THRESHOLD_BYTES = 100 * 1024 * 1024;
 /** Kubelet's default hard threshold `nodefs.available<10%`. */
@@ -167,9 +165,4 @@ export function observeMemory(capacityBytes: number, usedBytes: number): SignalO
 /** Whether an observation is under its threshold (the node condition is True). */
 export function thresholdMet(obs: SignalObservation): boolean {
   return obs.available < obs.threshold;
-}
-
-/** Sum of the pod's requests for a resource, for callers that show it. */
-export function podRequestBytes(pod: Pod, resource: ReclaimResource): number {
-  return podRequests(pod, resource);
 }

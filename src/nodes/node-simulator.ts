@@ -333,6 +333,11 @@ class Simulator implements NodeSimulator {
     return out;
   }
 
+  /** Every node's capacity (the template the kubelets register with). */
+  private get capacity(): Readonly<Record<string, string>> {
+    return this.opts.capacity ?? DEFAULT_CAPACITY;
+  }
+
   /** The pods admitted on the node that have not finished (terminating ones count), but `except`. */
   private admittedPods(nodeName: string, except: string): Pod[] {
     const out: Pod[] = [];
@@ -351,7 +356,7 @@ class Simulator implements NodeSimulator {
    */
   private observeUsage(sn: SimNode): void {
     const node = this.nodeInformer.getStore().getByKey(sn.agent.name) as Node | undefined;
-    const capacity = node?.status?.capacity?.memory ?? (this.opts.capacity ?? DEFAULT_CAPACITY).memory;
+    const capacity = node?.status?.capacity?.memory ?? this.capacity.memory;
     if (!capacity) return;
     const pods = this.activePods(sn.agent.name).map(({ pod }) => podTotalUsage(pod) ?? { cpuNanocores: 0, memoryBytes: 0 });
     sn.memory = observeMemory(value(parseQuantity(String(capacity))), nodeUsage(sn.agent.name, pods).memoryBytes);
@@ -385,7 +390,7 @@ class Simulator implements NodeSimulator {
     else if (resource === 'memory') obs = { resource, threshold: sn.memory?.threshold ?? 100 * 1024 * 1024, available: 0 };
     else {
       const node = this.nodeInformer.getStore().getByKey(sn.agent.name) as Node | undefined;
-      const cap = node?.status?.capacity?.['ephemeral-storage'] ?? (this.opts.capacity ?? DEFAULT_CAPACITY)['ephemeral-storage'] ?? '0';
+      const cap = node?.status?.capacity?.['ephemeral-storage'] ?? this.capacity['ephemeral-storage'] ?? '0';
       obs = { resource, threshold: Math.round(value(parseQuantity(String(cap))) * NODEFS_AVAILABLE_THRESHOLD_FRACTION), available: 0 };
     }
     const active = this.activePods(sn.agent.name);
@@ -621,7 +626,7 @@ class Simulator implements NodeSimulator {
         let verdict = admitUnderPressure(pod, this.pressureConditions(sn));
         if (verdict.admit) {
           // The kubelet knows its own capacity before the node object shows it (getNodeAnyWay).
-          const capacity = { ...(this.opts.capacity ?? DEFAULT_CAPACITY) };
+          const capacity = { ...this.capacity };
           const known = node.status?.allocatable ? node : { ...node, status: { ...node.status, capacity, allocatable: capacity } };
           verdict = kubeletAdmit(pod, known, this.admittedPods(sn.agent.name, key));
         }
