@@ -116,7 +116,15 @@ export type ExternalResult =
       sigterm?: 'exit' | 'ignore';
       sigtermExitCode?: number;
     }
-  | { notFound: true };
+  | { notFound: true }
+  /**
+   * A program simulated by a shell script (a known image's entrypoint, e.g.
+   * agnhost mounttest as a loop of `cat` and `sleep`): runs as `sh -c script
+   * arg0 args...` in the same process, on the same virtual clock and file
+   * system, with the caller's exported variables plus `env`. When it is PID 1
+   * it takes SIGTERM as `sigterm` says (default exit 0).
+   */
+  | { script: string; arg0?: string; args?: string[]; env?: Record<string, string>; sigterm?: 'exit' | 'ignore'; sigtermExitCode?: number };
 
 /** Decides what a program the interpreter does not know does; undefined = runs until stopped. */
 export type ExternalHandler = (argv: string[], ctx: ExternalContext) => ExternalResult | undefined;
@@ -834,6 +842,20 @@ export function* runExternal(argv: string[], sh: Shell, io: IO): G<number> {
   if (r && 'notFound' in r) {
     sh.error(io, `${sh.arg0}: ${argv[0]}: not found`);
     return 127;
+  }
+  if (r && 'script' in r) {
+    if (sh.main && sh.proc.pid1.kind === 'program') {
+      sh.proc.pid1 = { kind: 'program', sigterm: r.sigterm ?? 'exit', exitCode: r.sigtermExitCode ?? 0 };
+    }
+    const child = sh.subshell();
+    child.vars = new Map([...sh.vars].filter(([k]) => sh.exported.has(k)));
+    for (const [k, v] of Object.entries(r.env ?? {})) child.vars.set(k, v);
+    child.funcs = new Map();
+    child.arg0 = r.arg0 ?? argv[0]!;
+    child.params = r.args ?? argv.slice(1);
+    child.opts = { errexit: false, xtrace: false, nounset: false, pipefail: false };
+    const script = r.script;
+    return yield* runSubshell(child, () => runScript(child, script, stdin ? { ...io, stdin: { data: stdin, pos: 0 } } : io));
   }
   if (r && 'exitCode' in r) {
     if (r.durationMs && r.durationMs > 0) {

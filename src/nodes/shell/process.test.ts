@@ -290,3 +290,19 @@ describe('traps at the end of a script', () => {
     assert.deepEqual([r.ended, r.exitCode, r.output.map((c) => c.data).join('')], [true, 0, 'bye\n']);
   });
 });
+
+describe('programs simulated by scripts (external hook `script`)', () => {
+  it('runs the script with the program arguments on the same clock, and takes SIGTERM as told', () => {
+    const p = startProcess({
+      argv: ['/agnhost', 'loop', '3'],
+      clock: T0,
+      external: (argv) => (argv[0] === '/agnhost' ? { script: 'i=0; while [ $i -lt "$2" ]; do echo "$1 $i $X"; i=$((i+1)); sleep 1; done; sleep infinity', env: { X: 'x' }, sigterm: 'exit', sigtermExitCode: 2 } : undefined),
+    });
+    const st = p.advance(T0 + 10 * S);
+    assert.deepEqual(st.output.map((c) => [c.atMs - T0, c.data]), [[0, 'loop 0 x\n'], [S, 'loop 1 x\n'], [2 * S, 'loop 2 x\n']]);
+    assert.equal(st.state, 'forever');
+    const r = p.signal('TERM', T0 + 11 * S);
+    assert.equal(r.ended, true);
+    assert.equal(r.exitCode, 2);
+  });
+});
