@@ -1,4 +1,4 @@
-export { parseProgram, parseSleepArg, type Program } from './command.js';
+export { ContainerRun, ContainerLog, defaultSpawn, fallbackPrograms, type ExecResult, type SpawnContext } from './container-process.js';
 export { newRestartBackoff, formatGoDuration, BACKOFF_INITIAL_MS, BACKOFF_MAX_MS, type RestartBackoff } from './restart-backoff.js';
 export { isPullable, normalizeImage, imageID, registryHost } from './image.js';
 export { newIpAllocator, parseCidr, type IpAllocator } from './ip-allocator.js';

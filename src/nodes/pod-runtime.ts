@@ -19,16 +19,20 @@
  *   a failed liveness or startup probe stops the container and restarts it;
  * - postStart hooks run right after the start (a failing one stops the
  *   container); stopping a container (deletion, probe, deadline) runs its
- *   preStop hook, then SIGTERM, which some processes ignore (script.ts), then
- *   SIGKILL (137) at the grace period's end; on deletion sidecars stop last;
+ *   preStop hook, then SIGTERM, which some processes ignore (a shell or
+ *   `sleep` as PID 1 without a trap), then SIGKILL (137) at the grace
+ *   period's end; on deletion sidecars stop last;
  * - activeDeadlineSeconds fails the pod (DeadlineExceeded) and stops it;
  * - once nothing will run again, the pod is Succeeded or Failed and stays so.
+ *
+ * Each container instance is a ContainerRun (container-process.ts): its
+ * command runs in the simulated shell on the same clock, so it ends when its
+ * script ends, with its exit code, and what it prints is its log.
  */
 import { randomBytes } from 'node:crypto';
 import type { Container, ContainerStateTerminated, ContainerStatus, Pod, PodStatus } from 'kubernetes-types/core/v1.js';
-import type { Program } from './command.js';
 import { isForced, newProbeWorkers, parseForcedFailures, periodMs, probeKindTitle, recordOutcome, runProbe, type ProbeKind, type ProbeWorker } from './probes.js';
-import { fileExists, parseScript, runExec, type Script } from './script.js';
+import { defaultSpawn, type ContainerLog, type ContainerRun } from './container-process.js';
 import { imageID, isPullable, pullErrorMessage } from './image.js';
 import { formatGoDuration, type RestartBackoff } from './restart-backoff.js';
 
@@ -48,9 +52,8 @@ export interface Kill {
   reason: KillReason;
   termAt: number;
   deadline: number;
-  /** When the process ends, and with what code, unless its program ends earlier by itself. */
-  exitAt: number;
-  exitCode: number;
+  /** SIGTERM was delivered (the process ignored it if it still runs). */
+  termSent: boolean;
 }
 
 export type EventType = 'Normal' | 'Warning';
@@ -66,7 +69,7 @@ export interface Terminated {
 
 export type ContainerState =
   | { kind: 'waiting'; reason: string; message?: string }
-  | { kind: 'running'; id: string; startedAt: number; program: Program }
+  | { kind: 'running'; id: string; startedAt: number; run: ContainerRun }
   | ({ kind: 'terminated' } & Terminated);
 
 /** One container of the pod as the simulated runtime sees it. Read-only for callers. */
@@ -84,8 +87,9 @@ export interface ContainerSim {
   restartCount: number;
   /** An instance was created at least once. */
   everStarted: boolean;
-  /** What its command does (files, SIGTERM). */
-  readonly script: Script;
+  /** The log of the current (running or last ended) instance, and of the one before it (`kubectl logs --previous`). */
+  log?: ContainerLog;
+  previousLog?: ContainerLog;
   /** The prober workers of the running instance. */
   probes: ProbeWorker[];
   /** Set while the running instance is being stopped. */
@@ -101,6 +105,8 @@ export interface PodRuntimeOptions {
   emit: EmitFn;
   /** Delay between admission and the sandbox being ready (default 0). */
   startDelayMs?: number;
+  /** Starts an instance of a container at `now` (default: the shell with a standard file system, no environment). */
+  spawn?: (c: ContainerSim, pod: Pod, now: number) => ContainerRun;
 }
 
 export interface StepResult {
@@ -166,7 +172,6 @@ export class PodRuntime {
       state: { kind: 'waiting', reason: waitingReasonBeforeStart(true, hasInit) },
       restartCount: 0,
       everStarted: false,
-      script: parseScript(c.command, c.args),
       probes: [],
     }));
     this.containers = (spec?.containers ?? []).map((c) => ({
@@ -178,7 +183,6 @@ export class PodRuntime {
       state: { kind: 'waiting', reason: waitingReasonBeforeStart(false, hasInit) },
       restartCount: 0,
       everStarted: false,
-      script: parseScript(c.command, c.args),
       probes: [],
     }));
   }
@@ -214,7 +218,7 @@ export class PodRuntime {
       if (cs.lastState?.terminated) c.lastTerminated = term(cs.lastState.terminated);
       if (cs.state?.running) {
         const startedAt = ms(cs.state.running.startedAt, this.admittedAt);
-        c.state = { kind: 'running', id: id(cs.containerID), startedAt, program: c.script.program };
+        c.state = { kind: 'running', id: id(cs.containerID), startedAt, run: this.spawn(c, startedAt) };
         c.everStarted = true;
         c.probes = newProbeWorkers(c.spec, startedAt);
         for (const w of c.probes) w.nextAt = Math.max(w.nextAt, this.admittedAt);
@@ -278,12 +282,13 @@ export class PodRuntime {
     let changed = false;
     const due: number[] = [];
     const result = (): StepResult => {
-      for (const c of this.all()) if (c.kill && c.state.kind === 'running') due.push(Math.max(now, c.kill.exitAt));
+      for (const c of this.all()) if (c.kill && c.state.kind === 'running') due.push(c.kill.termSent ? c.kill.deadline : c.kill.termAt);
       // A container that just ended is acted on by the next sync.
       if (!this.terminal && !this.terminating) {
         for (const c of this.all()) if (c.state.kind === 'terminated' && c.state.finishedAt + CONTAINER_RESYNC_MS > now) due.push(c.state.finishedAt + CONTAINER_RESYNC_MS);
       }
-      const nextAt = due.length > 0 ? Math.min(...due) : undefined;
+      const finite = due.filter((d) => Number.isFinite(d));
+      const nextAt = finite.length > 0 ? Math.max(now, Math.min(...finite)) : undefined;
       return nextAt === undefined ? { changed } : { changed, nextAt };
     };
     if (this.terminating) {
@@ -321,17 +326,8 @@ export class PodRuntime {
       due.push(at);
     }
     changed = this.progressKills(now, due) || changed;
-    // Containers whose program has ended.
-    for (const c of this.all()) {
-      if (c.state.kind !== 'running' || c.state.program.kind !== 'exits') continue;
-      const endAt = c.state.startedAt + c.state.program.afterMs;
-      if (endAt > now) {
-        due.push(endAt);
-        continue;
-      }
-      this.endContainer(c, c.state.program.exitCode, endAt);
-      changed = true;
-    }
+    // Containers whose process has ended.
+    changed = this.advanceProcesses(now, due) || changed;
     // Init containers, one at a time.
     let initDone = true;
     // Once a regular container has run, restarting init containers no longer hold the others back.
@@ -379,9 +375,31 @@ export class PodRuntime {
     return result();
   }
 
+  /** Runs every container's process up to `now`; records those that ended. */
+  private advanceProcesses(now: number, due: number[]): boolean {
+    let changed = false;
+    for (const c of this.all()) {
+      if (c.state.kind !== 'running') continue;
+      const r = c.state.run.advance(now);
+      if (r.exited) {
+        this.endContainer(c, r.exited.code, r.exited.at);
+        changed = true;
+      } else if (r.wakeAt !== undefined) due.push(r.wakeAt);
+    }
+    return changed;
+  }
+
+  private spawn(c: ContainerSim, now: number): ContainerRun {
+    const run = this.opts.spawn ? this.opts.spawn(c, this.pod, now) : defaultSpawn(c.spec, now, this.pod.metadata?.name ?? 'localhost');
+    if (c.log) c.previousLog = c.log;
+    c.log = run.log;
+    return run;
+  }
+
   /** Records the end of the running instance of `c`. */
   private endContainer(c: ContainerSim, exitCode: number, at: number): void {
     if (c.state.kind !== 'running') return;
+    c.state.run.log.end();
     c.state = { kind: 'terminated', id: c.state.id, exitCode, reason: exitCode === 0 ? 'Completed' : 'Error', startedAt: c.state.startedAt, finishedAt: at };
     c.kill = undefined;
     c.probes = [];
@@ -393,15 +411,21 @@ export class PodRuntime {
     for (const c of this.all()) {
       const k = c.kill;
       if (!k || c.state.kind !== 'running') continue;
-      const p = c.state.program;
-      const natural = p.kind === 'exits' ? c.state.startedAt + p.afterMs : Infinity;
-      if (natural <= k.exitAt && natural <= now) {
-        this.endContainer(c, p.kind === 'exits' ? p.exitCode : 0, natural);
+      const run = c.state.run;
+      let end: { code: number; at: number } | undefined;
+      if (!k.termSent && k.termAt <= now) {
+        end = run.advance(k.termAt).exited ?? run.term(k.termAt);
+        k.termSent = true;
+      }
+      if (!end) {
+        const r = run.advance(Math.min(now, k.deadline));
+        end = r.exited ?? (k.deadline <= now ? run.kill(k.deadline) : undefined);
+        if (!end) due.push(Math.min(k.termSent ? k.deadline : k.termAt, r.wakeAt ?? Infinity));
+      }
+      if (end) {
+        this.endContainer(c, end.code, end.at);
         changed = true;
-      } else if (k.exitAt <= now) {
-        this.endContainer(c, k.exitCode, k.exitAt);
-        changed = true;
-      } else due.push(Math.min(k.exitAt, natural));
+      }
     }
     return changed;
   }
@@ -441,18 +465,15 @@ export class PodRuntime {
     let hookMs = 0;
     const ps = c.spec.lifecycle?.preStop;
     if (ps?.exec) {
-      const startedAt = c.state.startedAt;
       const cmd = ps.exec.command ?? [];
-      const r = runExec(cmd, (p) => fileExists(c.script.files, p, now - startedAt, (c.spec.volumeMounts ?? []).map((m) => m.mountPath)));
+      const r = c.state.run.exec(cmd, now, graceMs);
       hookMs = r.durationMs;
-      if (r.exitCode !== 0) this.opts.emit('Warning', 'FailedPreStopHook', execHookMessage(cmd, c.name, this.pod, r.exitCode, r.output), c.fieldPath);
+      if (r.exitCode !== 0 && !r.timedOut) this.opts.emit('Warning', 'FailedPreStopHook', execHookMessage(cmd, c.name, this.pod, r.exitCode, r.output), c.fieldPath);
     } else if (ps?.sleep) hookMs = (ps.sleep.seconds ?? 0) * 1000;
     hookMs = Math.min(hookMs, graceMs);
     const termAt = now + hookMs;
     const deadline = termAt + Math.max(graceMs - hookMs, MIN_KILL_GRACE_MS);
-    const sig = c.script.sigterm;
-    const [exitAt, exitCode] = sig.kind === 'exit' ? [termAt, sig.exitCode] : [deadline, 137];
-    c.kill = { reason, termAt, deadline, exitAt, exitCode };
+    c.kill = { reason, termAt, deadline, termSent: false };
     if (reason !== 'delete' && reason !== 'deadline' && reason !== 'evict') c.forceRestart = c.sidecar || this.restartPolicy !== 'Never';
   }
 
@@ -504,7 +525,8 @@ export class PodRuntime {
         w.nextAt += periodMs(w.probe);
         const started = !startup || startup.result === 'success';
         if (w.kind === 'startup' ? started : !started) continue;
-        const r = runProbe(w.probe, { container: c.spec, podIP: this.podIP, elapsedMs: at - startedAt, files: c.script.files, forced: isForced(this.forced, c.name, w.kind) });
+        const run = c.state.run;
+        const r = runProbe(w.probe, { container: c.spec, podIP: this.podIP, elapsedMs: at - startedAt, exec: (argv, timeoutMs) => run.exec(argv, at, timeoutMs), forced: isForced(this.forced, c.name, w.kind) });
         if (r.result === 'failure') this.opts.emit('Warning', 'Unhealthy', `${probeKindTitle(w.kind)} probe failed: ${r.output}`, c.fieldPath);
         if (!recordOutcome(w, r.result)) continue;
         changed = true;
@@ -597,18 +619,15 @@ export class PodRuntime {
     if (c.state.kind === 'terminated') c.lastTerminated = { ...c.state };
     if (c.everStarted) c.restartCount++;
     c.everStarted = true;
-    const program = c.script.program;
-    c.state = { kind: 'running', id: newContainerId(), startedAt: now, program };
+    const run = this.spawn(c, now);
+    c.state = { kind: 'running', id: newContainerId(), startedAt: now, run };
     c.forceRestart = false;
     c.kill = undefined;
     c.probes = newProbeWorkers(c.spec, now);
     for (const w of c.probes) due.push(w.nextAt);
-    if (program.kind === 'exits') {
-      if (program.afterMs === 0) {
-        // Ends within this sync; the caller's next step (due now) records it.
-        due.push(now);
-      } else due.push(now + program.afterMs);
-    }
+    // The process runs from now on; the caller's next step (due now) sees whether it already ended.
+    const first = run.advance(now);
+    due.push(first.exited ? now : (first.wakeAt ?? Infinity));
     this.runPostStart(c, now);
     return true;
   }
@@ -623,9 +642,9 @@ export class PodRuntime {
     const hook = c.spec.lifecycle?.postStart;
     if (!hook) return;
     let message: string | undefined;
-    if (hook.exec) {
+    if (hook.exec && c.state.kind === 'running') {
       const cmd = hook.exec.command ?? [];
-      const r = runExec(cmd, (p) => fileExists(c.script.files, p, 0, (c.spec.volumeMounts ?? []).map((m) => m.mountPath)));
+      const r = c.state.run.exec(cmd, now, this.podGraceMs());
       if (r.exitCode !== 0) message = execHookMessage(cmd, c.name, this.pod, r.exitCode, r.output);
     } else if (hook.httpGet) {
       const port = hook.httpGet.port;
@@ -717,15 +736,9 @@ export class PodRuntime {
       const s = c.state;
       if (s.kind !== 'running') continue;
       this.opts.emit('Normal', 'Killing', `Stopping container ${c.name}`, c.fieldPath);
-      let end: Terminated;
-      if (s.program.kind === 'exits' && s.startedAt + s.program.afterMs <= now) {
-        const code = s.program.exitCode;
-        end = { id: s.id, exitCode: code, reason: code === 0 ? 'Completed' : 'Error', startedAt: s.startedAt, finishedAt: s.startedAt + s.program.afterMs };
-      } else if (s.program.kind === 'forever') {
-        end = { id: s.id, exitCode: 0, reason: 'Completed', startedAt: s.startedAt, finishedAt: now };
-      } else {
-        end = { id: s.id, exitCode: 137, reason: 'Error', startedAt: s.startedAt, finishedAt: now };
-      }
+      const e = s.run.advance(now).exited ?? s.run.term(now) ?? s.run.kill(now);
+      s.run.log.end();
+      const end: Terminated = { id: s.id, exitCode: e.code, reason: e.code === 0 ? 'Completed' : 'Error', startedAt: s.startedAt, finishedAt: e.at };
       c.state = { kind: 'terminated', ...end };
       c.kill = undefined;
       c.probes = [];

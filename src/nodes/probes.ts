@@ -11,8 +11,8 @@
  * failed, a liveness probe as passed. A liveness or startup failure puts the
  * worker on hold until the container is replaced.
  *
- * Outcomes: exec runs through script.ts against the container's file
- * timeline; httpGet, tcpSocket and grpc succeed when the container declares
+ * Outcomes: exec runs the command in the container's shell and file system
+ * (container-process.ts), timing out after timeoutSeconds; httpGet, tcpSocket and grpc succeed when the container declares
  * the port (containerPort by number, or a named port) or runs a well-known
  * server on it (knownServedPorts), and fail with the kubelet's "connection
  * refused" texts otherwise; agnhost's `liveness` server answers /healthz
@@ -20,7 +20,7 @@
  * `probe.kcm.dev/fail` forces failures (see parseForcedFailures).
  */
 import type { Container, Pod, Probe } from 'kubernetes-types/core/v1.js';
-import { fileExists, runExec, type FileEvent } from './script.js';
+import type { ExecResult } from './container-process.js';
 
 export type ProbeKind = 'startup' | 'liveness' | 'readiness';
 export type ProbeResult = 'success' | 'failure';
@@ -118,7 +118,8 @@ export interface ProbeContext {
   podIP: string;
   /** Time since the container started. */
   elapsedMs: number;
-  files: readonly FileEvent[];
+  /** Runs a command in the container (exec probes), with a timeout of virtual time. */
+  exec?: (argv: readonly string[], timeoutMs: number) => ExecResult;
   forced: boolean;
 }
 
@@ -216,12 +217,12 @@ export function runProbe(probe: Probe, ctx: ProbeContext): { result: ProbeResult
   const c = ctx.container;
   if (probe.exec) {
     if (ctx.forced) return { result: 'failure', output: '' };
-    const mounts = (c.volumeMounts ?? []).map((m) => m.mountPath);
     const cmd = probe.exec.command ?? [];
-    const r = runExec(cmd, (p) => fileExists(ctx.files, p, ctx.elapsedMs, mounts));
     // ExecProbeTimeout: a command still running at timeoutSeconds (default 1) fails the probe.
     const timeoutMs = Math.max(1, probe.timeoutSeconds ?? 1) * 1000;
-    if (r.durationMs > timeoutMs) return { result: 'failure', output: `command ${goQuote(cmd.join(' '))} timed out` };
+    if (!ctx.exec) return { result: 'success', output: '' };
+    const r = ctx.exec(cmd, timeoutMs);
+    if (r.timedOut) return { result: 'failure', output: `command ${goQuote(cmd.join(' '))} timed out` };
     return { result: r.exitCode === 0 ? 'success' : 'failure', output: r.output };
   }
   if (probe.httpGet) {

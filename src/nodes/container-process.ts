@@ -1,0 +1,309 @@
+/**
+ * One run of a simulated container: its main process (the shell of
+ * shell/, on the node's clock), its file system and its log. The pod runtime
+ * advances it as time passes, signals it when the container is stopped, and
+ * runs exec probes, hooks and `kubectl exec` in the same file system.
+ *
+ * What runs is the container's command and args, or the image's entrypoint
+ * (images/); a container with neither runs until stopped and exits 0 on
+ * SIGTERM, as a server would. Programs the shell does not know go to the
+ * `external` hook (known images first, then the few one-shot tools below);
+ * anything else runs until stopped.
+ */
+import type { Container } from 'kubernetes-types/core/v1.js';
+import { createStandardFs, runToCompletion, startProcess, type ExternalHandler, type FileSystem, type HttpHandler, type OutputChunk, type ShellProcess } from './shell/index.js';
+
+/** The log of one container instance: what its main process wrote, with virtual timestamps (kubelet's CRI log file). */
+export class ContainerLog {
+  readonly chunks: OutputChunk[] = [];
+  private bytes = 0;
+  /** Bytes dropped from the front when the log outgrew `maxBytes` (kubelet rotates at containerLogMaxSize). */
+  dropped = 0;
+  private readonly listeners = new Set<(c: OutputChunk) => void>();
+  /** Set when the instance ended: followers stop. */
+  ended = false;
+  private readonly endListeners = new Set<() => void>();
+
+  constructor(private readonly maxBytes = 2 * 1024 * 1024) {}
+
+  append(chunks: readonly OutputChunk[]): void {
+    for (const c of chunks) {
+      if (c.data.length === 0) continue;
+      this.chunks.push(c);
+      this.bytes += c.data.length;
+      for (const l of this.listeners) l(c);
+    }
+    while (this.bytes > this.maxBytes && this.chunks.length > 1) {
+      const first = this.chunks.shift()!;
+      this.bytes -= first.data.length;
+      this.dropped += first.data.length;
+    }
+  }
+
+  end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    for (const l of this.endListeners) l();
+    this.endListeners.clear();
+    this.listeners.clear();
+  }
+
+  /** Follows new output until the instance ends; returns the unsubscribe function. */
+  follow(onChunk: (c: OutputChunk) => void, onEnd: () => void): () => void {
+    if (this.ended) {
+      onEnd();
+      return () => {};
+    }
+    this.listeners.add(onChunk);
+    this.endListeners.add(onEnd);
+    return () => {
+      this.listeners.delete(onChunk);
+      this.endListeners.delete(onEnd);
+    };
+  }
+
+  /**
+   * The log as kubelet's log reader returns it: lines (a chunk without a
+   * trailing newline is a partial line), optionally since a time, the last
+   * `tail` lines, and at most `limitBytes`; with `timestamps` each line is
+   * prefixed by its RFC 3339 time with nanoseconds.
+   */
+  read(o: { sinceMs?: number; tailLines?: number; timestamps?: boolean; limitBytes?: number } = {}): string {
+    let lines = toLines(this.chunks);
+    if (o.sinceMs !== undefined) lines = lines.filter((l) => l.atMs >= o.sinceMs!);
+    if (o.tailLines !== undefined && o.tailLines >= 0) lines = o.tailLines === 0 ? [] : lines.slice(-o.tailLines);
+    let text = lines.map((l) => formatLogLine(l, !!o.timestamps)).join('');
+    if (o.limitBytes !== undefined && o.limitBytes >= 0 && Buffer.byteLength(text) > o.limitBytes) text = Buffer.from(text).subarray(0, o.limitBytes).toString();
+    return text;
+  }
+}
+
+export interface LogLine {
+  atMs: number;
+  stream: 'stdout' | 'stderr';
+  text: string;
+}
+
+/** Splits output chunks into lines (each keeps the time of its first chunk; a line ends with its `\n` when it has one). */
+export function toLines(chunks: readonly OutputChunk[]): LogLine[] {
+  const out: LogLine[] = [];
+  const open: Partial<Record<'stdout' | 'stderr', LogLine>> = {};
+  for (const c of chunks) {
+    let rest = c.data;
+    while (rest.length > 0) {
+      const nl = rest.indexOf('\n');
+      const piece = nl < 0 ? rest : rest.slice(0, nl + 1);
+      rest = nl < 0 ? '' : rest.slice(nl + 1);
+      const cur = open[c.stream];
+      if (cur) cur.text += piece;
+      else {
+        const line = { atMs: c.atMs, stream: c.stream, text: piece };
+        out.push(line);
+        open[c.stream] = line;
+      }
+      if (piece.endsWith('\n')) delete open[c.stream];
+    }
+  }
+  return out;
+}
+
+/** kubelet's `--timestamps` prefix: RFC 3339 with nanoseconds (`2026-11-26T18:02:07.000000000Z`). */
+export function formatLogTime(ms: number): string {
+  const iso = new Date(ms).toISOString();
+  return `${iso.slice(0, 19)}.${iso.slice(20, 23)}000000Z`;
+}
+
+export function formatLogLine(l: LogLine, timestamps: boolean): string {
+  return timestamps ? `${formatLogTime(l.atMs)} ${l.text}` : l.text;
+}
+
+export interface ExecResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+  /** stdout and stderr in the order written (what kubelet's ExecSync returns for probes and hooks). */
+  output: string;
+  durationMs: number;
+  timedOut: boolean;
+}
+
+/** What a container's processes need from their node (file system, environment, network). */
+export interface SpawnContext {
+  fs: FileSystem;
+  env: Record<string, string>;
+  hostname: string;
+  cwd?: string;
+  /** The argv to run as the container's main process; [] = no command (runs until stopped). */
+  argv: string[];
+  external?: ExternalHandler;
+  http?: HttpHandler;
+  dns?: (name: string) => string[] | undefined;
+}
+
+/** One running instance of a container. */
+export class ContainerRun {
+  readonly log = new ContainerLog();
+  readonly fs: FileSystem;
+  private readonly proc: ShellProcess | undefined;
+  private exited: { code: number; at: number } | undefined;
+
+  constructor(
+    private readonly ctx: SpawnContext,
+    readonly startedAt: number,
+  ) {
+    this.fs = ctx.fs;
+    this.proc =
+      ctx.argv.length === 0
+        ? undefined
+        : startProcess({
+            argv: ctx.argv,
+            env: ctx.env,
+            fs: ctx.fs,
+            clock: startedAt,
+            hostname: ctx.hostname,
+            ...(ctx.cwd ? { cwd: ctx.cwd } : {}),
+            ...(ctx.external ? { external: ctx.external } : {}),
+            ...(ctx.http ? { http: ctx.http } : {}),
+            ...(ctx.dns ? { dns: ctx.dns } : {}),
+          });
+  }
+
+  /** The process's end, once it ended. */
+  get exit(): { code: number; at: number } | undefined {
+    return this.exited;
+  }
+
+  private record(st: { output: OutputChunk[]; state: string; exitCode?: number; exitedAt?: number }): void {
+    this.log.append(st.output);
+    if (st.state === 'exited' && !this.exited) {
+      this.exited = { code: st.exitCode ?? 0, at: st.exitedAt ?? this.startedAt };
+      this.log.end();
+    }
+  }
+
+  /**
+   * Runs the process up to `now`. Returns its exit if it ended by then, else
+   * when it next needs to run (a sleep's end; a busy loop gets another slice
+   * a second later; a blocked program needs nothing).
+   */
+  advance(now: number): { exited?: { code: number; at: number }; wakeAt?: number } {
+    if (this.exited) return { exited: this.exited };
+    if (!this.proc) return {};
+    const st = this.proc.advance(now);
+    this.record(st);
+    if (this.exited) return { exited: this.exited };
+    if (st.state === 'sleeping' && st.wakeAt !== undefined) return { wakeAt: st.wakeAt };
+    if (st.state === 'busy') return { wakeAt: now + 1000 };
+    return {};
+  }
+
+  /** SIGTERM at `now`: the exit if the process ended (a trap, a program that exits on it), undefined if it ignores it. */
+  term(now: number): { code: number; at: number } | undefined {
+    if (this.exited) return this.exited;
+    if (!this.proc) {
+      this.exited = { code: 0, at: now };
+      this.log.end();
+      return this.exited;
+    }
+    const r = this.proc.signal('TERM', now);
+    this.record(r);
+    return this.exited;
+  }
+
+  /** SIGKILL at `now` (137), unless the process ended before. */
+  kill(now: number): { code: number; at: number } {
+    if (this.exited) return this.exited;
+    if (!this.proc) {
+      this.exited = { code: 137, at: now };
+      this.log.end();
+      return this.exited;
+    }
+    this.record(this.proc.kill(now));
+    return this.exited ?? { code: 137, at: now };
+  }
+
+  /**
+   * Runs `argv` in the container (exec probes, lifecycle hooks, `kubectl
+   * exec`) at `now`, after bringing the main process up to then, with at most
+   * `timeoutMs` of virtual time.
+   */
+  exec(argv: readonly string[], now: number, timeoutMs: number, stdin?: string): ExecResult {
+    this.advance(now);
+    if (argv.length === 0) return { exitCode: 126, stdout: '', stderr: '', output: 'exec: no command\n', durationMs: 0, timedOut: false };
+    const r = runToCompletion(
+      {
+        argv: [...argv],
+        env: this.ctx.env,
+        fs: this.fs,
+        clock: now,
+        hostname: this.ctx.hostname,
+        pid1: false,
+        ...(this.ctx.cwd ? { cwd: this.ctx.cwd } : {}),
+        ...(this.ctx.external ? { external: this.ctx.external } : {}),
+        ...(this.ctx.http ? { http: this.ctx.http } : {}),
+        ...(this.ctx.dns ? { dns: this.ctx.dns } : {}),
+        ...(stdin !== undefined ? { stdin } : {}),
+      },
+      timeoutMs,
+    );
+    const output = r.output.map((c) => c.data).join('');
+    const durationMs = r.state === 'exited' ? (r.exitedAt ?? now) - now : timeoutMs;
+    return { exitCode: r.exitCode ?? -1, stdout: r.stdout, stderr: r.stderr, output, durationMs, timedOut: r.timedOut };
+  }
+}
+
+/** Programs outside the shell that end by themselves: run, they print nothing and exit 0 (a documented simplification). */
+const ONE_SHOT = new Set(['awk', 'find', 'xargs', 'ps', 'df', 'du', 'sync', 'dig', 'host', 'getent', 'ping', 'nc', 'python', 'python3', 'node', 'perl', 'ruby']);
+
+/**
+ * The last resort for programs nobody simulates: the one-shot tools above
+ * end at once (`perl -Mbignum=bpi -wle 'print bpi(N)'`, the Job example,
+ * prints pi), servers and anything else run until stopped.
+ */
+export const fallbackPrograms: ExternalHandler = (argv) => {
+  const name = argv[0]!.slice(argv[0]!.lastIndexOf('/') + 1);
+  if (name === 'perl') {
+    const m = /bpi\((\d+)\)/.exec(argv.join(' '));
+    if (m) return { exitCode: 0, stdout: `${piDigits(Number(m[1]))}\n` };
+  }
+  if (!ONE_SHOT.has(name)) return undefined;
+  const rest = argv.slice(1);
+  // Long-running forms: ping without -c, nc -l, python -m http.server, node server.js.
+  if (name === 'ping' && !rest.some((a) => a.startsWith('-c'))) return undefined;
+  if (name === 'nc' && rest.some((a) => /^-[a-zA-Z]*l/.test(a))) return undefined;
+  if ((name.startsWith('python') && !rest.includes('-c')) || (name === 'node' && !rest.includes('-e')) || (name === 'ruby' && !rest.includes('-e'))) return undefined;
+  return { exitCode: 0 };
+};
+
+/** π to `n` significant digits as Perl's bignum bpi(n) prints it (Machin's formula on BigInt). */
+export function piDigits(n: number): string {
+  const digits = Math.max(1, Math.min(n, 100_000));
+  const scale = 10n ** BigInt(digits + 10);
+  const arctanInv = (x: bigint): bigint => {
+    let sum = 0n;
+    let term = scale / x;
+    const x2 = x * x;
+    for (let k = 0n; term !== 0n; k++) {
+      sum += k % 2n === 0n ? term / (2n * k + 1n) : -term / (2n * k + 1n);
+      term /= x2;
+    }
+    return sum;
+  };
+  const pi = 4n * (4n * arctanInv(5n) - arctanInv(239n));
+  // Round to `digits` significant digits (1 before the point).
+  const s = (pi / 10n ** 10n).toString();
+  const kept = BigInt(s.slice(0, digits));
+  const next = Number(s[digits] ?? '0');
+  const rounded = (next >= 5 ? kept + 1n : kept).toString();
+  return digits === 1 ? rounded : `${rounded[0]}.${rounded.slice(1)}`;
+}
+
+/** A container's argv from its spec alone (command, then args); [] when it has neither. */
+export function specArgv(c: Container): string[] {
+  return [...(c.command ?? []), ...(c.args ?? [])];
+}
+
+/** A run with a standard file system and no environment: what tests and callers without a node use. */
+export function defaultSpawn(c: Container, now: number, hostname = 'localhost'): ContainerRun {
+  return new ContainerRun({ fs: createStandardFs({ hostname, now }), env: {}, hostname, argv: specArgv(c), external: fallbackPrograms }, now);
+}
