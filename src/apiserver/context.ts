@@ -14,6 +14,7 @@ import type { ServiceAllocators } from './ipalloc.js';
 import type { Authorizer } from './authz/rbac.js';
 import type { WebhookClient } from './admission/webhook/webhook-client.js';
 import type { ResourceMetricsSource } from './metrics-api/types.js';
+import type { KubeletClientConfig } from './handlers/node-proxy.js';
 
 export interface ServerContext {
   storage: Storage;
@@ -35,6 +36,8 @@ export interface ServerContext {
   webhookClient?: WebhookClient;
   /** Serves metrics.k8s.io (NodeMetrics, PodMetrics) when set. */
   resourceMetrics?: ResourceMetricsSource;
+  /** How pods/log, exec, attach, portforward and the proxy subresources reach kubelets. */
+  kubelet?: KubeletClientConfig;
 }
 
 /** The outcome of authenticating one bearer token for a TokenReview. */

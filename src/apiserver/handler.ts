@@ -13,7 +13,9 @@
  * Service's Endpoints and EndpointSlice at the serving address once it is
  * known.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ServerResponse, type IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { Endpoints, Service } from 'kubernetes-types/core/v1.js';
 import type { EndpointSlice } from 'kubernetes-types/discovery/v1.js';
 import type { KubeObject } from '../api/types.js';
@@ -56,7 +58,10 @@ import { headerLists, impersonatedUser } from './authz/impersonation.js';
 import { parseRequestInfo, truthyParam } from './request-info.js';
 import { writeStatus } from './output.js';
 import { isAlreadyExists, StatusError } from '../client/errors.js';
+import { methodNotAllowed } from './status.js';
 import type { ResourceMetricsSource } from './metrics-api/types.js';
+import { spliceUpgrade, statusOf, streamLocation, proxyRestPath, writeStatusToSocket, type KubeletClientConfig } from './handlers/node-proxy.js';
+import { proxyTarget } from './handlers/subresources.js';
 import { metricsResources, METRICS_RESOURCES_OWNER } from './metrics-api/resources.js';
 
 export interface ApiHandlerOptions {
@@ -87,11 +92,19 @@ export interface ApiHandlerOptions {
    * apiregistration.k8s.io, so there is no APIService object for it.)
    */
   resourceMetrics?: ResourceMetricsSource;
+  /** How the node streaming endpoints reach kubelets (--kubelet-token, --kubelet-preferred-address-types). */
+  kubelet?: KubeletClientConfig;
 }
 
 export interface ApiHandler {
   /** The request listener; never throws, always answers. */
   handle(req: IncomingMessage, res: ServerResponse, user: UserInfo): void;
+  /**
+   * The `upgrade` listener: exec, attach, portforward and the proxy
+   * subresources are spliced to the kubelet; any other upgrade request is
+   * served as a plain request on the socket. Never throws, always answers.
+   */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, user: UserInfo): void;
   /** Ends every open watch. The storage is the caller's to close. */
   close(): Promise<void>;
   metrics: ApiMetrics;
@@ -166,6 +179,7 @@ export async function createApiHandler(opts: ApiHandlerOptions): Promise<ApiHand
     auth: { ...(opts.auth ?? {}) },
     webhookClient: webhooks.client,
     ...(opts.resourceMetrics ? { resourceMetrics: opts.resourceMetrics } : {}),
+    ...(opts.kubelet ? { kubelet: opts.kubelet } : {}),
   };
   if (opts.resourceMetrics) resources.setDynamic(METRICS_RESOURCES_OWNER, metricsResources());
   late.server = server;
@@ -262,7 +276,8 @@ export async function createApiHandler(opts: ApiHandlerOptions): Promise<ApiHand
     const info = parseRequestInfo(method, url.pathname, truthyParam(url.searchParams.get('watch')));
     const attrs =
       info.kind === 'resource'
-        ? { user, verb: info.verb, resourceRequest: true, apiGroup: info.group, apiVersion: info.version, resource: info.resource, subresource: info.subresource, namespace: info.namespace, name: info.name }
+        ? // The subresource is the first segment after the name (`proxy` of `nodes/x/proxy/healthz`), as RequestInfoFactory.
+          { user, verb: info.verb, resourceRequest: true, apiGroup: info.group, apiVersion: info.version, resource: info.resource, subresource: info.subresource.split('/')[0]!, namespace: info.namespace, name: info.name }
         : { user, verb: method.toLowerCase(), resourceRequest: false, path: url.pathname };
     authorizer.authorize(attrs).then(
       (d) => {
@@ -276,19 +291,66 @@ export async function createApiHandler(opts: ApiHandlerOptions): Promise<ApiHand
     );
   }
 
+  /** Resolves the user the request acts as (impersonation), then calls `next`; `fail` answers a refusal. */
+  function asUser(req: IncomingMessage, requestor: UserInfo, next: (user: UserInfo) => void, fail: (status: ReturnType<typeof statusOf>) => void): void {
+    if (!Object.keys(req.headers).some((h) => h.startsWith('impersonate-'))) return next(requestor);
+    impersonatedUser(headerLists(req.headersDistinct, req.headers), requestor, authorizer).then(
+      (user) => {
+        logger.v(4).info({ uri: req.url, user: requestor.username, as: user.username }, 'impersonating');
+        next(user);
+      },
+      (err: unknown) => {
+        if (!(err instanceof StatusError) || err.code >= 500) logger.error(err, { uri: req.url }, 'impersonation failed');
+        fail((err instanceof StatusError ? err : forbiddenError({ user: requestor, verb: 'impersonate', resourceRequest: true }, 'authorizer error')).status);
+      },
+    );
+  }
+
+  /** An upgrade request: authorized as any request, then spliced to its backend (UpgradeAwareHandler.tryUpgrade). */
+  function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, user: UserInfo): void {
+    const url = new URL(req.url ?? '/', 'http://apiserver');
+    const method = (req.method ?? 'GET').toUpperCase();
+    const info = parseRequestInfo(method, url.pathname, truthyParam(url.searchParams.get('watch')));
+    const sub = info.kind === 'resource' ? info.subresource.split('/')[0]! : '';
+    const streaming =
+      info.kind === 'resource' && info.group === '' && info.version === 'v1' && info.name !== '' &&
+      ((info.resource === 'pods' && ['exec', 'attach', 'portforward', 'proxy'].includes(sub)) || ((info.resource === 'services' || info.resource === 'nodes') && sub === 'proxy'));
+    if (!streaming || info.kind !== 'resource') {
+      // Not a streaming endpoint: answered as a plain request on this socket, then closed.
+      const res = new ServerResponse(req);
+      res.assignSocket(socket as Socket);
+      res.shouldKeepAlive = false;
+      res.once('finish', () => socket.end());
+      serve(req, res, user);
+      return;
+    }
+    const attrs = { user, verb: info.verb, resourceRequest: true, apiGroup: info.group, apiVersion: info.version, resource: info.resource, subresource: sub, namespace: info.namespace, name: info.name };
+    socket.on('error', () => socket.destroy());
+    const run = async () => {
+      if (authorizer) {
+        const d = await authorizer.authorize(attrs).catch(() => ({ allowed: false, reason: 'authorizer error' }));
+        if (!d.allowed) throw forbiddenError(attrs, d.reason);
+      }
+      if (info.verb !== 'get' && info.verb !== 'create' && sub !== 'proxy') throw methodNotAllowed(info.verb, { group: '', resource: `pods/${sub}` });
+      const target =
+        sub === 'proxy'
+          ? await proxyTarget(server, info.resource, info.namespace, info.name, proxyRestPath(url.pathname), url.search.replace(/^\?/, ''))
+          : await streamLocation(server, sub as 'exec' | 'attach' | 'portforward', info.namespace, info.name, url.searchParams);
+      await spliceUpgrade(req, socket, head, target);
+    };
+    run().catch((err: unknown) => {
+      const st = statusOf(err);
+      if ((st.code ?? 500) >= 500) logger.error(err, { uri: req.url }, 'upgrade request failed');
+      writeStatusToSocket(socket, st);
+    });
+  }
+
   return {
     handle(req, res, requestor) {
-      if (!Object.keys(req.headers).some((h) => h.startsWith('impersonate-'))) return serve(req, res, requestor);
-      impersonatedUser(headerLists(req.headersDistinct, req.headers), requestor, authorizer).then(
-        (user) => {
-          logger.v(4).info({ uri: req.url, user: requestor.username, as: user.username }, 'impersonating');
-          serve(req, res, user);
-        },
-        (err: unknown) => {
-          if (!(err instanceof StatusError) || err.code >= 500) logger.error(err, { uri: req.url }, 'impersonation failed');
-          writeStatus(res, (err instanceof StatusError ? err : forbiddenError({ user: requestor, verb: 'impersonate', resourceRequest: true }, 'authorizer error')).status);
-        },
-      );
+      asUser(req, requestor, (user) => serve(req, res, user), (st) => writeStatus(res, st));
+    },
+    handleUpgrade(req, socket, head, requestor) {
+      asUser(req, requestor, (user) => upgrade(req, socket, head, user), (st) => writeStatusToSocket(socket, st));
     },
     async close() {
       stopTracking();

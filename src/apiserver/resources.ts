@@ -108,9 +108,21 @@ export interface ResourceTable {
   onChange(listener: () => void): () => void;
 }
 
+/** Served beside the registry's subresources: pods/attach and pods/proxy (node streaming, handlers/node-proxy.ts), as kube-apiserver's discovery lists them. */
+const extraSubresources: Record<string, Record<string, Omit<SubresourceInfo, 'name'>>> = {
+  '/pods': {
+    attach: { kind: 'PodAttachOptions', group: '', version: 'v1', verbs: ['create', 'get'] },
+    proxy: { kind: 'PodProxyOptions', group: '', version: 'v1', verbs: ['create', 'delete', 'get', 'patch', 'update'] },
+  },
+};
+
 function toSubresources(info: ResourceInfo): Map<string, SubresourceInfo> {
   const out = new Map<string, SubresourceInfo>();
-  for (const [name, sub] of Object.entries(info.subresources)) {
+  const extra = info.version === 'v1' ? extraSubresources[`${info.group}/${info.resource}`] : undefined;
+  const all: Record<string, Omit<SubresourceInfo, 'name'>> = { ...(extra ?? {}), ...(info.subresources as unknown as Record<string, Omit<SubresourceInfo, 'name'>>) };
+  const names = extra ? Object.keys(all).sort() : Object.keys(all);
+  for (const name of names) {
+    const sub = all[name]!;
     out.set(name, { name, kind: sub.kind, group: sub.group, version: sub.version, verbs: [...sub.verbs] });
   }
   return out;

@@ -5,6 +5,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { newMemoryStorage } from './storage/memory.js';
 import type { Storage } from './storage/storage.js';
 import { createApiHandler, type ApiHandler, type ApiHandlerOptions } from './handler.js';
@@ -37,6 +38,12 @@ export async function startTestServer(opts: Partial<ApiHandlerOptions> & { clock
   const storage = opts.storage ?? newMemoryStorage();
   const handler = await createApiHandler({ ...opts, storage });
   const server = http.createServer((req, res) => handler.handle(req, res, admin));
+  const upgraded = new Set<Duplex>();
+  server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    upgraded.add(socket);
+    socket.once('close', () => upgraded.delete(socket));
+    handler.handleUpgrade(req, socket, head, admin);
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   const base = `http://127.0.0.1:${port}`;
@@ -138,6 +145,7 @@ export async function startTestServer(opts: Partial<ApiHandlerOptions> & { clock
       await handler.close();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
+      for (const sock of upgraded) sock.destroy();
       await closed;
       agent.destroy();
       if (ownStorage) await storage.close();

@@ -32,6 +32,8 @@ export const apiserverFlags = {
   'service-account-signing-key-file': { type: 'string', default: '', usage: 'Path to the file that contains the current private key of the service account token issuer; TokenRequest tokens are signed with it. Default when no service-account key flag is given: <data-dir>/pki/sa.key (created when missing).', section: 'Authentication' },
   'service-account-issuer': { type: 'stringList', default: ['https://kubernetes.default.svc.cluster.local'], usage: 'Identifier of the service account token issuer (the iss claim). The first value signs; every value is accepted.', section: 'Authentication' },
   'api-audiences': { type: 'stringList', default: [], usage: 'Identifiers of the API. Service account tokens must carry one of them in aud. Default: the issuers.', section: 'Authentication' },
+  'kubelet-token': { type: 'string', default: '', usage: 'Bearer token the API server presents to kubelets for logs, exec, attach, port-forward and proxy requests (kcm-specific; kcm up passes a random one to both sides). Empty: no Authorization header.', section: 'Kubelet client' },
+  'kubelet-preferred-address-types': { type: 'stringList', default: ['Hostname', 'InternalDNS', 'InternalIP', 'ExternalDNS', 'ExternalIP'], usage: 'List of the preferred NodeAddressTypes to use for kubelet connections (when a node has no kcm.dev/kubelet-endpoint annotation).', section: 'Kubelet client' },
   ...loggingFlags,
 } as const satisfies FlagSpec;
 
@@ -58,6 +60,9 @@ export async function run(args: string[]): Promise<number> {
     description,
     validate: ({ values: v }) => {
       if (v['request-timeout'] < 0) throw new FlagError('--request-timeout can not be negative value');
+      for (const t of v['kubelet-preferred-address-types']) {
+        if (!['Hostname', 'InternalIP', 'ExternalIP', 'InternalDNS', 'ExternalDNS'].includes(t)) throw new FlagError(`--kubelet-preferred-address-types: unsupported address type ${JSON.stringify(t)}`);
+      }
     },
   });
   if (typeof flags === 'number') return flags;
@@ -80,6 +85,7 @@ export async function run(args: string[]): Promise<number> {
     storage: v.storage === 'memory' ? 'memory' : 'sqlite',
     authorizationMode: v['authorization-mode'] === 'RBAC' ? 'RBAC' : 'AlwaysAllow',
     requestTimeoutMs: v['request-timeout'],
+    kubelet: { ...(v['kubelet-token'] ? { token: v['kubelet-token'] } : {}), preferredAddressTypes: [...v['kubelet-preferred-address-types']] },
     logger: log,
   });
   process.stdout.write(

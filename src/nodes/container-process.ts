@@ -11,7 +11,7 @@
  * anything else runs until stopped.
  */
 import type { Container } from 'kubernetes-types/core/v1.js';
-import { createStandardFs, runToCompletion, startProcess, type ExternalHandler, type FileSystem, type HttpHandler, type OutputChunk, type ShellProcess } from './shell/index.js';
+import { createStandardFs, runToCompletion, startProcess, type ExternalHandler, type FileSystem, type HttpHandler, type OutputChunk, type ShellProcess, type StartOptions } from './shell/index.js';
 
 /** The log of one container instance: what its main process wrote, with virtual timestamps (kubelet's CRI log file). */
 export class ContainerLog {
@@ -230,8 +230,20 @@ export class ContainerRun {
   exec(argv: readonly string[], now: number, timeoutMs: number, stdin?: string): ExecResult {
     this.advance(now);
     if (argv.length === 0) return { exitCode: 126, stdout: '', stderr: '', output: 'exec: no command\n', durationMs: 0, timedOut: false };
-    const r = runToCompletion(
-      {
+    const r = runToCompletion(this.execOptions(argv, now, stdin), timeoutMs);
+    const output = r.output.map((c) => c.data).join('');
+    const durationMs = r.state === 'exited' ? (r.exitedAt ?? now) - now : timeoutMs;
+    return { exitCode: r.exitCode ?? -1, stdout: r.stdout, stderr: r.stderr, output, durationMs, timedOut: r.timedOut };
+  }
+
+  /** A process for `kubectl exec`, started at `now` in the container (the caller drives it). */
+  startExec(argv: readonly string[], now: number, stdin?: string): ShellProcess {
+    this.advance(now);
+    return startProcess(this.execOptions(argv, now, stdin));
+  }
+
+  private execOptions(argv: readonly string[], now: number, stdin?: string): StartOptions {
+    return {
         argv: [...argv],
         env: this.ctx.env,
         fs: this.fs,
@@ -243,12 +255,7 @@ export class ContainerRun {
         ...(this.ctx.http ? { http: this.ctx.http } : {}),
         ...(this.ctx.dns ? { dns: this.ctx.dns } : {}),
         ...(stdin !== undefined ? { stdin } : {}),
-      },
-      timeoutMs,
-    );
-    const output = r.output.map((c) => c.data).join('');
-    const durationMs = r.state === 'exited' ? (r.exitedAt ?? now) - now : timeoutMs;
-    return { exitCode: r.exitCode ?? -1, stdout: r.stdout, stderr: r.stderr, output, durationMs, timedOut: r.timedOut };
+      };
   }
 }
 

@@ -100,6 +100,11 @@ export class NodeAgent {
       if (!isAlreadyExists(err)) throw err;
       node = await this.api.nodes().get(this.name);
       this.log.v(2).info('node already registered');
+      // Annotations that describe this kubelet instance (its endpoint) follow it across restarts.
+      const want = this.opts.template.annotations ?? {};
+      const have = node.metadata?.annotations ?? {};
+      const stale = Object.fromEntries(Object.entries(want).filter(([k, v]) => k.startsWith('kcm.dev/kubelet-') && have[k] !== v));
+      if (Object.keys(stale).length > 0) node = await this.api.nodes().patch(this.name, 'merge', { metadata: { annotations: stale } });
     }
     this.uid = node.metadata?.uid;
     this.paused = isPaused(node);

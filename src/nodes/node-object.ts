@@ -67,6 +67,8 @@ export interface NodeTemplate {
   taints: Taint[];
   kubeletVersion: string;
   architecture: string;
+  /** status.daemonEndpoints.kubeletEndpoint.Port (default 10250). */
+  kubeletPort?: number;
 }
 
 /** InternalIP of simulated node `i`: 172.18.0.2, 172.18.0.3, ... */
@@ -158,7 +160,7 @@ export function buildNodeStatus(id: NodeIdentity, t: NodeTemplate, previous: Nod
       { type: 'InternalIP', address: id.internalIP },
       { type: 'Hostname', address: id.name },
     ],
-    daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
+    daemonEndpoints: { kubeletEndpoint: { Port: t.kubeletPort ?? 10250 } },
     nodeInfo: {
       machineID: hex32(`machine/${id.name}`),
       systemUUID: hex32(`system/${id.name}`).replace(/^(.{8})(.{4})(.{4})(.{4})(.{12})$/, '$1-$2-$3-$4-$5'),

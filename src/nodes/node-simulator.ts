@@ -22,7 +22,8 @@
  * updated until the node resumes. A pod bound to a node name that is not one
  * of ours, or to one of ours whose Node object does not exist, is not run.
  */
-import type { Node, PersistentVolume, PersistentVolumeClaim, Pod, Taint } from 'kubernetes-types/core/v1.js';
+import type { ConfigMap, Node, PersistentVolume, PersistentVolumeClaim, Pod, Secret, Service, Taint } from 'kubernetes-types/core/v1.js';
+import type { EndpointSlice } from 'kubernetes-types/discovery/v1.js';
 import type { CSIDriver, VolumeAttachment } from 'kubernetes-types/storage/v1.js';
 import type { ObjectReference } from 'kubernetes-types/core/v1.js';
 import { isNotFound, isConflict } from '../client/errors.js';
@@ -55,6 +56,8 @@ import { parseQuantity, value } from '../api/quantity.js';
 import { buildPodStatus } from './pod-status.js';
 import { newRestartBackoff, type RestartBackoff } from './restart-backoff.js';
 import { POD_ATTACH_AND_MOUNT_TIMEOUT_MS, failedMountMessage, podVolumeState, type VolumeLookup } from './volume-manager.js';
+import { PodSandbox, SimNetwork, type ClusterView } from './sandbox.js';
+import { KUBELET_ENDPOINT_ANNOTATION, startKubeletServer, type KubeletServer } from './kubelet/server.js';
 
 /** The version the simulated kubelets report (the embedded API server's). */
 export const DEFAULT_KUBELET_VERSION = 'v1.33.0-kcm';
@@ -103,6 +106,14 @@ export interface NodeSimulatorOptions {
   csiDrivers?: string[];
   /** allocatable.count of each node's CSINode driver entries (default 64). */
   csiVolumeLimit?: number;
+  /**
+   * Serve the kubelet endpoint (logs, exec, attach, port-forward, pod proxy)
+   * on a loopback port, advertised on each Node (annotation
+   * `kcm.dev/kubelet-endpoint`, daemonEndpoints); `token` is the bearer
+   * token the API server must present. Off by default (tests); `kcm up` and
+   * `kcm nodes` turn it on.
+   */
+  kubeletServer?: { token?: string; address?: string; port?: number };
 }
 
 export interface NodeSimulator {
@@ -132,6 +143,8 @@ interface PodEntry {
   uid: string;
   node: string;
   runtime: PodRuntime;
+  /** Volumes, processes and network of the pod's containers. */
+  sandbox: PodSandbox;
   podIP: string;
   timer?: Timer;
   /** Deletion under way (graceful stop scheduled or done). */
@@ -188,12 +201,24 @@ class Simulator implements NodeSimulator {
   private readonly inflight = new Map<string, Promise<void>>();
   private readonly again = new Set<string>();
   private stopped = false;
+  private readonly templates: NodeTemplate[] = [];
+  private cmInformer!: SharedIndexInformer<Kube<ConfigMap>>;
+  private secretInformer!: SharedIndexInformer<Kube<Secret>>;
+  private svcInformer!: SharedIndexInformer<Kube<Service>>;
+  private sliceInformer!: SharedIndexInformer<Kube<EndpointSlice>>;
+  private readonly view: ClusterView;
+  readonly network: SimNetwork;
+  /** Issued service account tokens (TokenRequest), by namespace/sa/audience/expiration/pod uid. */
+  private readonly tokens = new Map<string, string>();
+  private kubelet: KubeletServer | undefined;
 
   constructor(private readonly opts: NodeSimulatorOptions) {
     this.clock = opts.clock ?? realClock;
     this.log = opts.logger ?? newLogger('nodes');
     this.api = typed(opts.client);
     this.backoff = newRestartBackoff({ clock: this.clock });
+    this.view = this.clusterView();
+    this.network = new SimNetwork(this.view);
     this.csiDrivers = [...(opts.csiDrivers ?? [SIMULATED_CSI_DRIVER])];
     const count = opts.count ?? 3;
     const prefix = opts.namePrefix ?? 'kcm-node-';
@@ -211,6 +236,7 @@ class Simulator implements NodeSimulator {
         kubeletVersion: opts.kubeletVersion ?? DEFAULT_KUBELET_VERSION,
         architecture: arch,
       };
+      this.templates.push(template);
       const identity = { name, index: i, internalIP: nodeInternalIP(i), defaultPodCIDR: defaultPodCIDR(i) };
       const recorder = opts.recorderFor
         ? opts.recorderFor(name)
@@ -237,6 +263,50 @@ class Simulator implements NodeSimulator {
     this.pvcInformer = factory.persistentVolumeClaims();
     this.pvInformer = factory.persistentVolumes();
     this.csiDriverInformer = factory.csiDrivers();
+    this.cmInformer = factory.configMaps();
+    this.secretInformer = factory.secrets();
+    this.svcInformer = factory.services();
+    this.sliceInformer = factory.endpointSlices();
+    // ConfigMap and Secret changes reach the volumes of the pods that use them (kubelet's periodic sync, without its delay).
+    const refreshNs = (o: unknown) => {
+      const obj = (o instanceof DeletedFinalStateUnknown ? o.obj : o) as { metadata?: { namespace?: string } };
+      const ns = obj?.metadata?.namespace;
+      for (const [key, e] of this.pods) {
+        if (!key.startsWith(`${ns}/`) || e.runtime.terminal) continue;
+        if (e.sandbox.refresh(e.sandbox.pod, e.podIP)) this.log.v(4).info({ pod: key }, 'volume contents updated');
+        if (e.runtime.volumesPending) this.enqueue(key);
+      }
+    };
+    const contentRegs = [this.cmInformer, this.secretInformer].map((inf) =>
+      ({ inf: inf as SharedIndexInformer<Kube<{ metadata?: object }>>, reg: (inf as SharedIndexInformer<Kube<{ metadata?: object }>>).addEventHandler({ onAdd: refreshNs, onUpdate: (_o, n) => refreshNs(n), onDelete: refreshNs }) }),
+    );
+    if (this.opts.kubeletServer) {
+      this.kubelet = await startKubeletServer({
+        host: {
+          pod: (ns, name) => {
+            const e = this.pods.get(`${ns}/${name}`);
+            const pod = this.podInformer.getStore().getByKey(`${ns}/${name}`) as Pod | undefined;
+            return e && pod && pod.metadata?.uid === e.uid ? { pod, runtime: e.runtime } : undefined;
+          },
+          pods: () => [...this.pods.keys()].map((k) => this.podInformer.getStore().getByKey(k) as Pod | undefined).filter((p): p is Pod => !!p),
+          http: (ns, name, port, req) => {
+            const e = this.pods.get(`${ns}/${name}`);
+            if (!e) return `pod "${name}" does not exist`;
+            const a = e.sandbox.http(port, req);
+            return a === 'refused' ? `dial tcp ${e.podIP}:${port}: connect: connection refused` : a;
+          },
+        },
+        clock: this.clock,
+        logger: this.log.child({}, 'kubelet-server'),
+        ...(this.opts.kubeletServer.token ? { token: this.opts.kubeletServer.token } : {}),
+        ...(this.opts.kubeletServer.address ? { address: this.opts.kubeletServer.address } : {}),
+        ...(this.opts.kubeletServer.port !== undefined ? { port: this.opts.kubeletServer.port } : {}),
+      });
+      for (const t of this.templates) {
+        t.annotations = { ...(t.annotations ?? {}), [KUBELET_ENDPOINT_ANNOTATION]: this.kubelet.url };
+        t.kubeletPort = this.kubelet.port;
+      }
+    }
     const waiters = () => {
       for (const k of this.volumeWaiters) this.enqueue(k);
     };
@@ -277,7 +347,8 @@ class Simulator implements NodeSimulator {
     await this.whenIdle();
     this.nodeInformer.removeEventHandler(nodeReg);
     this.podInformer.removeEventHandler(podReg);
-    for (const { inf, reg } of volumeRegs) inf.removeEventHandler(reg);
+    for (const { inf, reg } of [...volumeRegs, ...contentRegs]) inf.removeEventHandler(reg);
+    await this.kubelet?.close();
     if (vaReg) this.vaInformer?.removeEventHandler(vaReg);
     if (this.ownFactory) await this.ownFactory.shutdown();
     if (this.broadcaster) await this.broadcaster.shutdown();
@@ -443,6 +514,17 @@ class Simulator implements NodeSimulator {
    */
   private async checkVolumes(key: string, pod: Pod, e: PodEntry, sn: SimNode, node: Node, now: number): Promise<void> {
     const st = podVolumeState(pod, node, this.volumeLookup());
+    // ConfigMap, Secret, downward API and projected volumes that cannot be set up (kubelet's volume plugins' SetUp errors).
+    if (e.runtime.sandboxReadyAt === undefined && st.ready) {
+      const setup = e.sandbox.errors();
+      if (setup.length > 0) {
+        e.runtime.volumesPending = true;
+        const msg = setup.join('\n');
+        if (msg !== e.volumesError) for (const m of setup) sn.recorder.event(this.podRef(pod), 'Warning', 'FailedMount', m);
+        e.volumesError = msg;
+        return;
+      }
+    }
     const changed = st.attachable.join('\n') !== e.attachable.join('\n');
     e.attachable = st.attachable;
     // The agent posts only when the node's set differs from what the server shows.
@@ -560,6 +642,7 @@ class Simulator implements NodeSimulator {
     this.nodes.get(e.node)?.ips.release(key);
     this.backoff.resetPrefix(`${e.uid}`);
     this.pods.delete(key);
+    this.network.remove(key, e.podIP);
     this.volumeWaiters.delete(key);
     if (e.attachable.length > 0) this.enqueue(`volumes:${e.node}`);
   }
@@ -615,11 +698,16 @@ class Simulator implements NodeSimulator {
       if (!pod.spec?.hostNetwork && !podIP) this.log.warn({ pod: key, node: nodeName, cidr: ips.cidr }, 'pod CIDR exhausted: pod gets no IP');
       const ref = this.podRef(pod);
       const recorder = sn.recorder;
+      await this.issueTokens(pod);
+      let sandbox: PodSandbox | undefined;
       const runtime = new PodRuntime(pod, now, {
         backoff: this.backoff,
         startDelayMs: this.opts.podStartDelayMs ?? 0,
         emit: (type, reason, message, fieldPath) => recorder.event(fieldPath ? { ...ref, fieldPath } : ref, type, reason, message),
+        spawn: (c, _pod, at) => sandbox!.spawn(c, at),
       });
+      const allocatable = (node.status?.allocatable as Record<string, string> | undefined) ?? { ...this.capacity };
+      sandbox = new PodSandbox(pod, runtime, { nodeName, hostIP: sn.agent.internalIP, podIP: pod.spec?.hostNetwork ? sn.agent.internalIP : podIP, allocatable }, this.view, this.network, this.clock);
       if (adopting && runtime.adopt(pod.status)) this.log.v(2).info({ pod: key, node: nodeName, podIP }, 'adopted a pod started before a restart');
       else {
         // The kubelet's admit handlers in order: the eviction manager's, then the predicates (admission.ts).
@@ -635,13 +723,15 @@ class Simulator implements NodeSimulator {
           recorder.event(ref, 'Warning', verdict.reason!, verdict.message!);
         }
       }
-      e = { uid: pod.metadata?.uid ?? '', node: nodeName, runtime, podIP, stopping: false, attachable: [] };
+      e = { uid: pod.metadata?.uid ?? '', node: nodeName, runtime, sandbox, podIP, stopping: false, attachable: [] };
       this.pods.set(key, e);
+      this.network.add(sandbox, pod.spec?.hostNetwork ? '' : podIP);
       // With a start delay, the status manager's first write: Pending, before the sandbox exists.
       if ((this.opts.podStartDelayMs ?? 0) > 0) await this.writeStatus(pod, e, now);
     }
     e.runtime.updatePod(pod);
     e.runtime.podIP = pod.spec?.hostNetwork ? sn.agent.internalIP : e.podIP;
+    if (e.sandbox.pod !== pod && !e.runtime.terminal) e.sandbox.refresh(pod, e.runtime.podIP);
     if (pod.metadata?.deletionTimestamp) {
       this.volumeWaiters.delete(key);
       await this.terminate(key, pod, e);
@@ -693,6 +783,50 @@ class Simulator implements NodeSimulator {
       }
     }
     return sn.ips;
+  }
+
+  /** The API objects containers read (env, volumes, service links, DNS), from the informer caches. */
+  private clusterView(): ClusterView {
+    const get = <T,>(inf: () => SharedIndexInformer<Kube<T>> | undefined, ns: string, name: string) => inf()?.getStore().getByKey(`${ns}/${name}`) as T | undefined;
+    return {
+      configMap: (ns, name) => get(() => this.cmInformer, ns, name),
+      secret: (ns, name) => get(() => this.secretInformer, ns, name),
+      service: (ns, name) => get(() => this.svcInformer, ns, name),
+      services: (ns) => ((this.svcInformer?.getStore().list() ?? []) as Service[]).filter((x) => x.metadata?.namespace === ns),
+      allServices: () => (this.svcInformer?.getStore().list() ?? []) as Service[],
+      endpointSlices: (ns, svc) =>
+        ((this.sliceInformer?.getStore().list() ?? []) as EndpointSlice[]).filter((x) => x.metadata?.namespace === ns && x.metadata?.labels?.['kubernetes.io/service-name'] === svc),
+      serviceAccountToken: (ns, sa, audience, exp, pod) => this.tokens.get(tokenKey(ns, sa, audience, exp, pod.metadata?.uid ?? '')),
+    };
+  }
+
+  /** TokenRequests for the pod's projected service account tokens (kubelet's token manager), before its volumes are built. */
+  private async issueTokens(pod: Pod): Promise<void> {
+    const ns = pod.metadata?.namespace ?? '';
+    const sa = pod.spec?.serviceAccountName || 'default';
+    const uid = pod.metadata?.uid ?? '';
+    for (const v of pod.spec?.volumes ?? []) {
+      for (const src of v.projected?.sources ?? []) {
+        const t = src.serviceAccountToken;
+        if (!t) continue;
+        const exp = t.expirationSeconds ?? 3600;
+        const key = tokenKey(ns, sa, t.audience, exp, uid);
+        if (this.tokens.has(key)) continue;
+        try {
+          const res = await this.opts.client
+            .resource({ group: '', version: 'v1', resource: 'serviceaccounts' })
+            .namespace(ns)
+            .createSubresource<{ status?: { token?: string } }>(sa, 'token', {
+              apiVersion: 'authentication.k8s.io/v1',
+              kind: 'TokenRequest',
+              spec: { audiences: t.audience ? [t.audience] : [], expirationSeconds: exp, boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: pod.metadata?.name, uid } },
+            });
+          if (res.status?.token) this.tokens.set(key, res.status.token);
+        } catch (err) {
+          this.log.v(2).info({ pod: podKey(pod), error: (err as Error).message }, 'token request failed; the token file stays empty');
+        }
+      }
+    }
   }
 
   private podRef(pod: Pod): ObjectReference {
@@ -777,4 +911,8 @@ class Simulator implements NodeSimulator {
 /** Simulated nodes over `client`; see the module comment. */
 export function newNodeSimulator(opts: NodeSimulatorOptions): NodeSimulator {
   return new Simulator(opts);
+}
+
+function tokenKey(ns: string, sa: string, audience: string | undefined, exp: number, uid: string): string {
+  return `${ns}/${sa}/${audience ?? ''}/${exp}/${uid}`;
 }

@@ -51,6 +51,8 @@ export interface ControllerSideConfig {
   loggingFormat: 'text' | 'json';
   /** The local cloud's load balancer pool (`--load-balancer-ip-range`). */
   loadBalancerIPRange?: string;
+  /** The bearer token the API server presents to the simulated kubelets' endpoint (logs, exec, port-forward, proxy). */
+  kubeletToken?: string;
 }
 
 /** Messages from the controller side to the supervisor. */
@@ -173,7 +175,7 @@ export async function runControllerSide(cfg: ControllerSideConfig, signal: Abort
   if (cfg.nodes > 0) {
     const client = newKubeClient({ ...base, qps: 0, burst: 0, userAgent: 'kcm-nodes/v0.1.0' }, { logger: newLogger('nodes') });
     clients.push(client);
-    const sim = newNodeSimulator({ client, count: cfg.nodes, clock: realClock, logger: newLogger('nodes'), taints: cloudTaints, gracefulShutdown: cfg.gracefulShutdown ?? true });
+    const sim = newNodeSimulator({ client, count: cfg.nodes, clock: realClock, logger: newLogger('nodes'), taints: cloudTaints, gracefulShutdown: cfg.gracefulShutdown ?? true, kubeletServer: cfg.kubeletToken ? { token: cfg.kubeletToken } : {} });
     send({ type: 'nodes-started', names: [...sim.nodeNames] });
     parts.push(sim.run(stopAll.signal).catch((err: unknown) => log.error(err, 'simulated nodes stopped with an error')));
   }

@@ -9,6 +9,7 @@
  * `kcm up: ready in N ms` once caches are synced and the nodes are Ready.
  * SIGTERM/SIGINT: stop the controller side, then the API server; exit 0.
  */
+import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { startApiServer, type RunningApiServer } from '../apiserver/serve/index.js';
 import { newKubeClient, type KubeClient } from '../client/client.js';
@@ -64,6 +65,8 @@ export async function runUp(o: UpOptions, startedAt: number, signal: AbortSignal
   const out = process.stdout;
 
   let server: RunningApiServer;
+  // The API server's credential for the simulated kubelets' endpoint (logs, exec, port-forward, proxy): new each run.
+  const kubeletToken = randomBytes(24).toString('hex');
   try {
     const sa = ensureServiceAccountKey(join(resolve(v['data-dir']), 'pki'));
     if (sa.created) log.info({ path: sa.keyPath }, 'wrote the service-account signing key');
@@ -86,6 +89,7 @@ export async function runUp(o: UpOptions, startedAt: number, signal: AbortSignal
       logger: newLogger('apiserver'),
       // The resource metrics API, as metrics-server would serve it (simulated usage).
       resourceMetrics: newSimulatedMetricsSource({ clock: realClock, resolutionMs: v['metric-resolution'] }),
+      kubelet: { token: kubeletToken },
     });
   } catch (err) {
     log.error(err, 'cannot start the API server');
@@ -117,6 +121,7 @@ export async function runUp(o: UpOptions, startedAt: number, signal: AbortSignal
     verbosity: v.v,
     loggingFormat: v['logging-format'] === 'json' ? 'json' : 'text',
     loadBalancerIPRange: v['load-balancer-ip-range'],
+    kubeletToken,
   };
 
   const watchAbort = new AbortController();

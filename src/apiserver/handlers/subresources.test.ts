@@ -114,12 +114,16 @@ describe('subresources', () => {
     assert.equal((await t.request('DELETE', `${path}/csr1/approval`)).status, 405);
   });
 
-  it('answers pods/log with plain text and exec with a clear refusal', async () => {
-    const log = await t.request('GET', `${podPath}/b1/log`);
-    assert.equal(log.status, 200);
-    assert.match(log.text, /simulated pod/);
+  it('finds the node of a pod for log and exec (the node streaming endpoints are tested in node-proxy.test.ts)', async () => {
     const exec = await t.request('POST', `${podPath}/b1/exec?command=ls`);
-    assert.equal(exec.status, 400);
-    assert.match(exec.body.message, /not supported by simulated nodes/);
+    assert.equal(exec.status, 404, 'b1 is bound to n1, which does not exist');
+    assert.equal(exec.body.message, 'nodes "n1" not found');
+    const log = await t.request('GET', `${podPath}/b1/log`);
+    assert.equal(log.status, 404);
+    assert.equal(log.body.message, 'nodes "n1" not found');
+    await t.request('POST', podPath, pod('unbound'));
+    const unbound = await t.request('POST', `${podPath}/unbound/exec?command=ls`);
+    assert.equal(unbound.status, 400);
+    assert.equal(unbound.body.message, 'pod unbound does not have a host assigned');
   });
 });

@@ -1,7 +1,8 @@
 /**
  * Subresources: status, scale, pods/binding (and the bindings resource),
  * pods/eviction, namespaces/finalize, certificatesigningrequests/approval,
- * and the streaming pod endpoints that simulated nodes cannot serve.
+ * and the node streaming endpoints (pods/log, exec, attach, portforward and
+ * the proxy subresources, proxied to the kubelet: node-proxy.ts).
  */
 import type { Binding, Namespace, Pod, PodCondition } from 'kubernetes-types/core/v1.js';
 import type { PodDisruptionBudget } from 'kubernetes-types/policy/v1.js';
@@ -10,7 +11,7 @@ import type { KubeObject } from '../../api/types.js';
 import { selectorFromLabelSelector } from '../../api/labels.js';
 import { rfc3339 } from '../../util/clock/clock.js';
 import type { RequestScope } from '../context.js';
-import { writeObject, writeText } from '../output.js';
+import { writeObject } from '../output.js';
 import { negotiateWithoutTable } from '../table.js';
 import { dryRunOf, readJsonBody, readObject } from './decode.js';
 import { handleUpdate } from './update.js';
@@ -27,8 +28,10 @@ import { StorageError } from '../storage/storage.js';
 import { storagePrefix, present } from '../store.js';
 import { badRequest, conflict, conflictModified, forbidden, methodNotAllowed, notFound, notSupported, StatusError, successStatus, tooManyRequests } from '../status.js';
 import { newStatus } from '../../client/errors.js';
+import { logLocation, nodeProxyLocation, podProxyLocation, proxyPlain, proxyRestPath, serviceProxyLocation, streamLocation, type BackendTarget } from './node-proxy.js';
 
 export async function handleSubresource(s: RequestScope): Promise<void> {
+  if (s.r.group === '' && s.subresource.split('/')[0] === 'proxy' && ['pods', 'services', 'nodes'].includes(s.r.resource)) return proxy(s);
   const sub = s.r.subresources.get(s.subresource);
   if (!sub) throw notFound({ group: s.r.group, resource: `${s.r.resource}/${s.subresource}` }, s.name);
   const key = `${s.r.group}/${s.r.resource}/${s.subresource}`;
@@ -56,17 +59,43 @@ export async function handleSubresource(s: RequestScope): Promise<void> {
       return handleTokenRequest(s);
     case 'certificates.k8s.io/certificatesigningrequests/approval':
       return approval(s);
-    case '/pods/log':
+    case '/pods/log': {
+      if (s.verb !== 'get') throw methodNotAllowed(s.verb, { group: '', resource: 'pods/log' });
       negotiateWithoutTable(s);
-      await s.server.store.get(s.r, s.namespace, s.name);
-      return writeText(s.res, 200, 'simulated pod: no container logs\n');
+      const target = await logLocation(s.server, s.namespace, s.name, s.query);
+      // A pod without a node yet has no log: an empty body (LocationStreamer without a location).
+      if (!target) return void (s.res.writeHead(200, { 'Content-Type': 'text/plain' }), s.res.end());
+      return proxyPlain(s, target, 'log', s.name);
+    }
     case '/pods/exec':
     case '/pods/attach':
     case '/pods/portforward':
-      await s.server.store.get(s.r, s.namespace, s.name);
-      throw badRequest(`${s.subresource} is not supported by simulated nodes`);
+      if (s.verb !== 'get' && s.verb !== 'create') throw methodNotAllowed(s.verb, { group: '', resource: `pods/${s.subresource}` });
+      // Upgrade requests are served on the server's `upgrade` event (handler.ts handleUpgrade); this is a plain one.
+      await streamLocation(s.server, s.subresource as 'exec' | 'attach' | 'portforward', s.namespace, s.name, s.query);
+      throw badRequest('Upgrade request required');
     default:
       throw notSupported(`the ${s.r.resource}/${s.subresource} subresource is not supported by this server`);
+  }
+}
+
+/** pods/proxy, services/proxy, nodes/proxy (any verb): the request streamed to the backend and back. */
+async function proxy(s: RequestScope): Promise<void> {
+  const rest = proxyRestPath(s.url.pathname);
+  const raw = s.url.search.replace(/^\?/, '');
+  const target = await proxyTarget(s.server, s.r.resource, s.namespace, s.name, rest, raw);
+  return proxyPlain(s, target, 'proxy');
+}
+
+/** The backend of a proxy subresource request (also used by upgrade requests). */
+export function proxyTarget(server: RequestScope['server'], resource: string, namespace: string, id: string, rest: string, rawQuery: string): Promise<BackendTarget> {
+  switch (resource) {
+    case 'pods':
+      return podProxyLocation(server, namespace, id, rest, rawQuery);
+    case 'services':
+      return serviceProxyLocation(server, namespace, id, rest, rawQuery);
+    default:
+      return nodeProxyLocation(server, id, rest, rawQuery);
   }
 }
 

@@ -333,4 +333,48 @@ describe('startApiServer', () => {
       await s.close();
     }
   });
+
+  it('authenticates upgrade requests, hands them to handleUpgrade, and cuts spliced sockets on close()', async () => {
+    const h = recordingHandler();
+    const upgradedUsers: string[] = [];
+    h.handler.handleUpgrade = (_req, socket, _head, user) => {
+      upgradedUsers.push(user.username);
+      socket.write('HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n');
+      socket.pipe(socket);
+    };
+    const s = await startApiServer({ dataDir: tempDir(), securePort: 0, storage: 'memory', handler: h.factory });
+    const upgradeOver = (token?: string) =>
+      new Promise<{ head: string; socket: ReturnType<typeof connect> }>((resolve, reject) => {
+        const sock = connect({ host: '127.0.0.1', port: s.port, ca: s.caPem, servername: 'localhost' }, () => {
+          sock.write(`POST /api/v1/namespaces/default/pods/p/exec?command=ls HTTP/1.1\r\nHost: localhost\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n${token ? `Authorization: Bearer ${token}\r\n` : ''}\r\n`);
+        });
+        let buf = '';
+        const timer = setTimeout(() => reject(new Error(`no answer: ${buf}`)), 5000);
+        sock.on('data', function onData(c: Buffer) {
+          buf += c.toString();
+          if (!buf.includes('\r\n\r\n')) return;
+          clearTimeout(timer);
+          sock.off('data', onData);
+          resolve({ head: buf, socket: sock });
+        });
+        sock.on('error', () => undefined);
+      });
+    try {
+      const anon = await upgradeOver();
+      anon.socket.destroy();
+      assert.match(anon.head, /^HTTP\/1\.1 401 /);
+      assert.deepEqual(upgradedUsers, []);
+      const ok = await upgradeOver(s.adminToken);
+      assert.match(ok.head, /^HTTP\/1\.1 101 /);
+      assert.deepEqual(upgradedUsers, ['kcm-admin']);
+      const echoed = new Promise<string>((r) => ok.socket.once('data', (c: Buffer) => r(c.toString())));
+      ok.socket.write('ping');
+      assert.equal(await echoed, 'ping');
+      const closed = new Promise<void>((r) => ok.socket.once('close', () => r()));
+      await s.close();
+      await closed;
+    } finally {
+      await s.close();
+    }
+  });
 });

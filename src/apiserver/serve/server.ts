@@ -16,8 +16,9 @@
  */
 import { securePrivateDataDir, usePrivateUmask } from './data-dir.js';
 import { createServer, type Server } from 'node:https';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { ServerResponse, type IncomingMessage } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
 import { newStatus } from '../../client/errors.js';
@@ -27,6 +28,7 @@ import { answerClientErrors, MAX_HEADER_BYTES } from '../../util/net/http-edges.
 import type { UserInfo } from '../request-info.js';
 import { createApiHandler } from '../handler.js';
 import type { ResourceMetricsSource } from '../metrics-api/types.js';
+import { writeStatusToSocket, type KubeletClientConfig } from '../handlers/node-proxy.js';
 import { newCachedStorage, newMemoryStorage, openSqliteStorage, startCompactor, type Compactor, type Storage } from '../storage/index.js';
 import { isPublicInfoPath, newRequestAuthenticator, newStaticTokenAuthenticator, withAuthenticated, type TokenAuthenticator } from './authn.js';
 import { setupServiceAccountTokens, storageReader, type ServiceAccountTokenOptions } from './sa-setup.js';
@@ -41,6 +43,8 @@ import { armRequestTimeout } from './request-timeout.js';
 export interface ApiHandler {
   /** Serves one authenticated request; errors it throws become a 500 Status. */
   handle(req: IncomingMessage, res: ServerResponse, user: UserInfo): void | Promise<void>;
+  /** Serves one authenticated upgrade request on its socket (exec, attach, portforward, proxies); absent: served as a plain request. */
+  handleUpgrade?(req: IncomingMessage, socket: Duplex, head: Buffer, user: UserInfo): void;
   /** Ends open watches and background work; called before storage closes. */
   close(): Promise<void>;
 }
@@ -60,6 +64,8 @@ export interface ApiHandlerDeps {
   clientCA?: string;
   /** Serves metrics.k8s.io with usage from this source (see ApiServerOptions.resourceMetrics). */
   resourceMetrics?: ResourceMetricsSource;
+  /** How the node streaming endpoints reach kubelets (see ApiServerOptions.kubelet). */
+  kubelet?: KubeletClientConfig;
 }
 
 export type ApiHandlerFactory = (deps: ApiHandlerDeps) => ApiHandler | Promise<ApiHandler>;
@@ -93,6 +99,8 @@ export interface ApiServerOptions {
   requestTimeoutMs?: number;
   /** The default handler serves the resource metrics API (metrics.k8s.io) from this source. */
   resourceMetrics?: ResourceMetricsSource;
+  /** --kubelet-token and --kubelet-preferred-address-types: how pods/log, exec, attach, portforward and the proxies reach kubelets. */
+  kubelet?: KubeletClientConfig;
 }
 
 export interface RunningApiServer {
@@ -152,6 +160,7 @@ async function defaultHandlerFactory(deps: ApiHandlerDeps): Promise<ApiHandler> 
     ...(deps.auth ? { auth: deps.auth } : {}),
     ...(deps.clientCA ? { clientCA: deps.clientCA } : {}),
     ...(deps.resourceMetrics ? { resourceMetrics: deps.resourceMetrics } : {}),
+    ...(deps.kubelet ? { kubelet: deps.kubelet } : {}),
   });
   try {
     await h.setServingEndpoint(deps.endpoint.address, deps.endpoint.port);
@@ -215,6 +224,10 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
   // version paths; the rest is 403), as kube-apiserver's --anonymous-auth. Under AlwaysAllow kube-apiserver turns anonymous
   // authentication off (401 everywhere); kcm still lets anonymous callers read the health and version paths.
   const anonymousAuthorized = opts.authorizationMode === 'RBAC';
+  const upgraded = new Set<Duplex>();
+  const onAuthenticated = async (req: IncomingMessage, res: ServerResponse, user: UserInfo): Promise<void> => {
+    await handler!.handle(req, res, user);
+  };
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     const started = clock.now();
     inFlight.add(res);
@@ -234,7 +247,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
           unauthorized(res);
           return;
         }
-        await handler!.handle(req, res, auth.user);
+        await onAuthenticated(req, res, auth.user);
       },
     ).catch((err: unknown) => {
       log.error(err, { verb: req.method, uri: req.url }, 'request failed');
@@ -260,6 +273,28 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
       onRequest,
     );
     answerClientErrors(server, log);
+    // Upgrade requests (exec, attach, port-forward, proxied websockets): authenticated as any request, then the handler owns the socket.
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      upgraded.add(socket);
+      socket.once('close', () => upgraded.delete(socket));
+      socket.on('error', () => socket.destroy());
+      authn.authenticate(req).then((auth) => {
+        const pathname = (req.url ?? '/').split('?', 1)[0]!;
+        if (closing || !handler) return writeStatusToSocket(socket, newStatus(503, 'ServiceUnavailable', 'the server is shutting down'));
+        if (auth.kind === 'rejected' || (auth.kind === 'anonymous' && !anonymousAuthorized && !isPublicInfoPath(req.method, pathname))) {
+          return writeStatusToSocket(socket, newStatus(401, 'Unauthorized', 'Unauthorized'));
+        }
+        if (handler.handleUpgrade) return handler.handleUpgrade(req, socket, head, auth.user);
+        const res = new ServerResponse(req);
+        res.assignSocket(socket as Socket);
+        res.shouldKeepAlive = false;
+        res.once('finish', () => socket.end());
+        return onAuthenticated(req, res, auth.user);
+      }).catch((err: unknown) => {
+        log.error(err, { verb: req.method, uri: req.url }, 'upgrade request failed');
+        writeStatusToSocket(socket, newStatus(500, 'InternalError', `Internal error occurred: ${err instanceof Error ? err.message : String(err)}`));
+      });
+    });
     server.on('tlsClientError', (err) => log.v(4).info({ error: err.message }, 'TLS handshake failed'));
     const srv = server;
     await new Promise<void>((resolveListen, rejectListen) => {
@@ -284,6 +319,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
       clientCA: pki.ca.certPem,
       ...(opts.authorizationMode ? { authorizationMode: opts.authorizationMode } : {}),
       ...(opts.resourceMetrics ? { resourceMetrics: opts.resourceMetrics } : {}),
+      ...(opts.kubelet ? { kubelet: opts.kubelet } : {}),
     });
     compactor = startCompactor(storage, { intervalMs: opts.compactionIntervalMs ?? 5 * 60_000 }, clock);
 
@@ -302,6 +338,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
         while (inFlight.size > 0 && clock.now() < deadline) await clock.sleep(20);
         if (inFlight.size > 0) log.warn({ requests: inFlight.size }, 'cutting requests still in flight at shutdown');
         srv.closeAllConnections();
+        for (const sock of upgraded) sock.destroy();
         await stopped;
         await storage.close().catch((err: unknown) => log.error(err, 'closing storage failed'));
         log.info('stopped');

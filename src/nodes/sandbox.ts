@@ -1,0 +1,248 @@
+/**
+ * What the simulated kubelets give each pod beyond its lifecycle: the
+ * volumes (container/), each container's process with its environment, file
+ * system and image (images/), and a network in which pods, Services and DNS
+ * names answer HTTP as the simulated servers would.
+ *
+ * - `PodSandbox` (one per pod): its PodVolumes, refreshed when a ConfigMap,
+ *   Secret or the pod itself changes (as kubelet's periodic sync would,
+ *   without the delay); `spawn` starts a container instance in it.
+ * - `SimNetwork` (one per simulator): pod IP -> sandbox, Service cluster IP
+ *   and DNS name -> a ready endpoint, so `wget http://web/` from one pod,
+ *   netexec's `/dial`, `kubectl port-forward` and the API server's proxy
+ *   reach the server the target container simulates. A port nobody serves
+ *   refuses the connection; a port a container declares but whose program
+ *   kcm does not simulate answers 200 with an empty body.
+ */
+import type { Container, Pod, Service } from 'kubernetes-types/core/v1.js';
+import type { EndpointSlice } from 'kubernetes-types/discovery/v1.js';
+import type { Clock } from '../util/clock/clock.js';
+import { ContainerRun, fallbackPrograms } from './container-process.js';
+import { PodVolumes, containerEnv, podHostnames, runtimeEnv, type NodeFacts, type ObjectSource } from './container/index.js';
+import { containerArgv, httpServer, knownPrograms, seedImageFiles, servedPorts, type ServerHandler } from './images/index.js';
+import type { ContainerSim, PodRuntime } from './pod-runtime.js';
+import type { ExternalHandler, HttpHandler, HttpRequest, HttpResult } from './shell/index.js';
+
+export interface HttpAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** Everything the sandboxes read from the API (informer caches). */
+export interface ClusterView extends ObjectSource {
+  service(namespace: string, name: string): Service | undefined;
+  allServices(): Service[];
+  endpointSlices(namespace: string, service: string): EndpointSlice[];
+}
+
+export class PodSandbox {
+  volumes: PodVolumes;
+  /** The HTTP handler of each container instance, made on first use (it keeps state such as a start time). */
+  private readonly servers = new WeakMap<ContainerRun, Map<number, ServerHandler | null>>();
+
+  constructor(
+    public pod: Pod,
+    readonly runtime: PodRuntime,
+    private facts: NodeFacts,
+    private readonly view: ClusterView,
+    private readonly net: SimNetwork,
+    private readonly clock: Clock,
+  ) {
+    this.volumes = new PodVolumes(pod, view, facts, clock.now());
+  }
+
+  get key(): string {
+    return `${this.pod.metadata?.namespace ?? ''}/${this.pod.metadata?.name ?? ''}`;
+  }
+
+  /** Volume set-up errors (FailedMount). */
+  errors(): string[] {
+    return this.volumes.errors();
+  }
+
+  /** Re-reads ConfigMaps, Secrets and the downward API into the volumes; true when a file changed. */
+  refresh(pod: Pod, podIP: string): boolean {
+    this.pod = pod;
+    this.facts = { ...this.facts, podIP };
+    return this.volumes.refresh(this.view, this.clock.now(), pod);
+  }
+
+  setPodIP(podIP: string): void {
+    this.facts = { ...this.facts, podIP };
+  }
+
+  /** Starts an instance of `c` at `now` (PodRuntime's spawn). */
+  spawn(c: ContainerSim, now: number): ContainerRun {
+    const pod = this.pod;
+    const spec = c.spec;
+    const names = podHostnames(pod);
+    const hostname = names.kernelHostname;
+    const envResult = containerEnv(pod, spec, this.view, this.facts);
+    const env = runtimeEnv(envResult.env, { hostname });
+    const fsResult = this.volumes.containerFs(spec, envResult.env, { now, hostname, podIP: this.facts.podIP, seed: (fs) => void seedImageFiles(spec.image ?? '', fs) });
+    const fs = fsResult.fs ?? new PodVolumes({ metadata: pod.metadata ?? {}, spec: { containers: [] } }, this.view, this.facts, now).containerFs({ name: spec.name }, {}, { now, hostname }).fs!;
+    const known = knownPrograms({ podName: pod.metadata?.name ?? '', podIP: this.facts.podIP, hostname, image: spec.image ?? '', fsType: (p) => this.fsType(spec, p) });
+    const external: ExternalHandler = (argv, ctx) => known(argv, ctx) ?? fallbackPrograms(argv, ctx);
+    return new ContainerRun({ fs, env, hostname, argv: containerArgv(spec), external, http: this.net.httpHandler(this.facts.podIP), dns: (n) => this.net.resolve(n, pod.metadata?.namespace ?? 'default') }, now);
+  }
+
+  /** `mounttest --fs_type`: tmpfs for secret/configMap/downwardAPI/projected volumes and memory emptyDirs. */
+  private fsType(c: Container, path: string): 'tmpfs' | number | undefined {
+    const m = (c.volumeMounts ?? []).filter((x) => path === x.mountPath || path.startsWith(`${x.mountPath.replace(/\/$/, '')}/`)).sort((a, b) => b.mountPath.length - a.mountPath.length)[0];
+    if (!m) return undefined;
+    const v = (this.pod.spec?.volumes ?? []).find((x) => x.name === m.name);
+    if (!v) return undefined;
+    if (v.secret || v.configMap || v.downwardAPI || v.projected || v.emptyDir?.medium === 'Memory') return 'tmpfs';
+    return undefined;
+  }
+
+  /** What the pod answers on `port`: the container whose program serves it, else a declared port answers 200 empty, else refused. */
+  http(port: number, req: { method: string; path: string; headers: Record<string, string>; body: string; clientIP?: string }): HttpAnswer | 'refused' {
+    for (const c of [...this.runtime.containers, ...this.runtime.initContainers]) {
+      if (c.state.kind !== 'running') continue;
+      const run = c.state.run;
+      const handler = this.server(c, run, port);
+      if (handler) {
+        const u = new URL(req.path, 'http://pod');
+        const a = handler({ method: req.method, path: u.pathname, query: u.searchParams, headers: req.headers, body: req.body, ...(req.clientIP ? { clientIP: req.clientIP } : {}) });
+        return { status: a.status, headers: a.headers, body: a.body };
+      }
+    }
+    for (const c of this.runtime.containers) {
+      if (c.state.kind === 'running' && (c.spec.ports ?? []).some((p) => p.containerPort === port && (p.protocol ?? 'TCP') === 'TCP')) return { status: 200, headers: { 'Content-Type': 'text/plain' }, body: '' };
+    }
+    return 'refused';
+  }
+
+  private server(c: ContainerSim, run: ContainerRun, port: number): ServerHandler | undefined {
+    let byPort = this.servers.get(run);
+    if (!byPort) this.servers.set(run, (byPort = new Map()));
+    if (byPort.has(port)) return byPort.get(port) ?? undefined;
+    const argv = containerArgv(c.spec);
+    let h: ServerHandler | undefined;
+    if (servedPorts(argv, c.spec).includes(port)) {
+      const names = podHostnames(this.pod);
+      h = httpServer(argv, {
+        fs: run.fs,
+        podName: this.pod.metadata?.name ?? '',
+        podIP: this.facts.podIP,
+        hostname: names.kernelHostname,
+        env: containerEnv(this.pod, c.spec, this.view, this.facts).env,
+        now: () => this.clock.now(),
+        startedAt: run.startedAt,
+        port,
+        image: c.spec.image ?? '',
+        runShell: (cmd) => {
+          const r = run.exec(['sh', '-c', cmd], this.clock.now(), 60_000);
+          return { output: r.output, exitCode: r.exitCode };
+        },
+        fetch: (ip, p, path) => {
+          const r = this.net.request(ip, p, { method: 'GET', path, headers: {}, body: '', clientIP: this.facts.podIP });
+          return typeof r === 'string' ? { error: r } : { status: r.status, body: r.body };
+        },
+      });
+    }
+    byPort.set(port, h ?? null);
+    return h;
+  }
+}
+
+/** Pod IPs, Service IPs and names of the simulated cluster. */
+export class SimNetwork {
+  private readonly byIP = new Map<string, PodSandbox>();
+  private readonly byKey = new Map<string, PodSandbox>();
+
+  constructor(private readonly view: ClusterView) {}
+
+  add(sb: PodSandbox, podIP: string): void {
+    this.byKey.set(sb.key, sb);
+    if (podIP) this.byIP.set(podIP, sb);
+  }
+
+  remove(key: string, podIP: string): void {
+    const sb = this.byKey.get(key);
+    this.byKey.delete(key);
+    if (podIP && this.byIP.get(podIP) === sb) this.byIP.delete(podIP);
+  }
+
+  sandbox(key: string): PodSandbox | undefined {
+    return this.byKey.get(key);
+  }
+
+  sandboxes(): IterableIterator<PodSandbox> {
+    return this.byKey.values();
+  }
+
+  /** A DNS name as a pod in `namespace` resolves it (search path `ns.svc.cluster.local svc.cluster.local cluster.local`). */
+  resolve(name: string, namespace: string): string[] | undefined {
+    const n = name.replace(/\.$/, '').replace(/\.cluster\.local$/, '');
+    const parts = n.split('.');
+    let svc: Service | undefined;
+    if (parts.length === 1) svc = this.view.service(namespace, parts[0]!);
+    else if (parts.length === 2 || (parts.length === 3 && parts[2] === 'svc')) svc = this.view.service(parts[1]!, parts[0]!);
+    if (svc) {
+      const ip = svc.spec?.clusterIP;
+      if (ip && ip !== 'None') return [ip];
+      // Headless: the ready endpoints' addresses.
+      const ips = this.endpointIPs(svc);
+      return ips.length > 0 ? ips : undefined;
+    }
+    if (/^\d+\.\d+\.\d+\.\d+$/.test(n)) return [n];
+    return undefined;
+  }
+
+  private endpointIPs(svc: Service): string[] {
+    const out: string[] = [];
+    for (const s of this.view.endpointSlices(svc.metadata?.namespace ?? '', svc.metadata?.name ?? '')) {
+      for (const e of s.endpoints ?? []) if (e.conditions?.ready !== false) out.push(...(e.addresses ?? []));
+    }
+    return out;
+  }
+
+  /** An HTTP request to ip:port from inside the cluster: a pod IP, or a Service's cluster IP (one ready endpoint, round robin). */
+  request(ip: string, port: number, req: { method: string; path: string; headers: Record<string, string>; body: string; clientIP?: string }): HttpAnswer | 'refused' | 'unreachable' {
+    const sb = this.byIP.get(ip);
+    if (sb) return sb.http(port, req);
+    const svc = this.view.allServices().find((s) => s.spec?.clusterIP === ip || (s.spec?.clusterIPs ?? []).includes(ip));
+    if (!svc) return 'unreachable';
+    const sp = (svc.spec?.ports ?? []).find((p) => p.port === port && (p.protocol ?? 'TCP') === 'TCP');
+    if (!sp) return 'refused';
+    const targets: { ip: string; port: number }[] = [];
+    for (const s of this.view.endpointSlices(svc.metadata?.namespace ?? '', svc.metadata?.name ?? '')) {
+      const p = (s.ports ?? []).find((x) => (x.name ?? '') === (sp.name ?? ''));
+      if (!p?.port) continue;
+      for (const e of s.endpoints ?? []) if (e.conditions?.ready !== false) for (const a of e.addresses ?? []) targets.push({ ip: a, port: p.port });
+    }
+    if (targets.length === 0) return 'refused';
+    const t = targets[this.rr++ % targets.length]!;
+    const target = this.byIP.get(t.ip);
+    return target ? target.http(t.port, req) : 'unreachable';
+  }
+  private rr = 0;
+
+  /** The shell's `wget`/`curl` from a pod with address `fromIP`. */
+  httpHandler(fromIP: string): HttpHandler {
+    return (req: HttpRequest): HttpResult => {
+      let u: URL;
+      try {
+        u = new URL(req.url);
+      } catch {
+        return { error: 'dns' };
+      }
+      const host = u.hostname.replace(/^\[|\]$/g, '');
+      const port = u.port ? Number(u.port) : u.protocol === 'https:' ? 443 : 80;
+      const ips = /^\d+\.\d+\.\d+\.\d+$/.test(host) ? [host] : undefined;
+      const ip = ips?.[0] ?? this.resolveForRequest(host, fromIP)?.[0];
+      if (!ip) return { error: 'dns' };
+      const r = this.request(ip, port, { method: req.method, path: `${u.pathname}${u.search}`, headers: req.headers, body: req.body ?? '', clientIP: fromIP });
+      if (r === 'refused' || r === 'unreachable') return { error: r };
+      return { status: r.status, body: r.body, headers: r.headers };
+    };
+  }
+
+  private resolveForRequest(host: string, fromIP: string): string[] | undefined {
+    const ns = this.byIP.get(fromIP)?.pod.metadata?.namespace ?? 'default';
+    return this.resolve(host, ns);
+  }
+}
