@@ -41,6 +41,18 @@ export const nodesFlags = {
     usage: "As the kubelet's flag: 'external' registers nodes with the taint node.cloudprovider.kubernetes.io/uninitialized for a cloud controller (kcm controller-manager --cloud-provider=local) to initialise.",
     section: 'Nodes',
   },
+  'kubelet-port': {
+    type: 'int',
+    default: 0,
+    usage: "Port of the simulated kubelets' endpoint on 127.0.0.1 (logs, exec, attach, port-forward, pod proxy), advertised on each Node (annotation kcm.dev/kubelet-endpoint, daemonEndpoints). 0: any free port; -1: no endpoint.",
+    section: 'Nodes',
+  },
+  'kubelet-token': {
+    type: 'string',
+    default: '',
+    usage: "Bearer token the kubelets' endpoint requires (give the same to kcm apiserver --kubelet-token). Empty: none (the endpoint listens on loopback only).",
+    section: 'Nodes',
+  },
   ...loggingFlags,
 } as const satisfies FlagSpec;
 
@@ -142,6 +154,7 @@ export async function run(args: string[]): Promise<number> {
       zones: v['node-zones'],
       gracefulShutdown: v['graceful-shutdown'],
       kubeletVersion,
+      ...(v['kubelet-port'] >= 0 ? { kubeletServer: { port: v['kubelet-port'], ...(v['kubelet-token'] ? { token: v['kubelet-token'] } : {}) } } : {}),
     });
     const ac = new AbortController();
     onTerminationSignal(() => ac.abort(), { log, quietSecond: true });
