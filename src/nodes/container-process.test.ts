@@ -92,3 +92,24 @@ describe('PodRuntime with the shell', () => {
     assert.notEqual(c.previousLog, c.log);
   });
 });
+
+describe('termination messages and HTTP through the network', () => {
+  it('reads terminationMessagePath, or the log tail with FallbackToLogsOnError on failure', async () => {
+    const h = runtimeHarness(
+      pod(
+        [
+          { name: 'file', image: 'busybox', command: ['sh', '-c', 'printf DONE > /dev/termination-log'] },
+          { name: 'custom', image: 'busybox', command: ['sh', '-c', 'echo -n custom > /tmp/msg/log'], terminationMessagePath: '/tmp/msg/log' },
+          { name: 'logs', image: 'busybox', command: ['sh', '-c', 'echo one; echo two; exit 1'], terminationMessagePolicy: 'FallbackToLogsOnError' },
+          { name: 'quiet', image: 'busybox', command: ['sh', '-c', 'echo three; exit 1'] },
+        ],
+        { restartPolicy: 'Never' },
+      ),
+    );
+    await h.at(2);
+    assert.equal(h.state('file').terminated!.message, 'DONE');
+    assert.equal(h.state('custom').terminated!.message, 'custom');
+    assert.equal(h.state('logs').terminated!.message, 'one\ntwo\n');
+    assert.equal(h.state('quiet').terminated!.message, undefined);
+  });
+});

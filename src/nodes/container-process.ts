@@ -210,6 +210,19 @@ export class ContainerRun {
     return this.exited;
   }
 
+  /** The process ends by itself at `now` with `code` (a simulated server told to exit, e.g. netexec `/exit`). */
+  exitNow(code: number, now: number): void {
+    if (this.exited) return;
+    if (this.proc) this.log.append(this.proc.advance(now).output);
+    this.exited = { code, at: now };
+    this.log.end();
+  }
+
+  /** A line the simulated program logs from outside the shell (a server's request log), on stderr as Go's log package writes. */
+  logLine(stream: 'stdout' | 'stderr', data: string, now: number): void {
+    if (!this.exited) this.log.append([{ stream, data, atMs: now }]);
+  }
+
   /** SIGKILL at `now` (137), unless the process ended before. */
   kill(now: number): { code: number; at: number } {
     if (this.exited) return this.exited;
@@ -305,6 +318,18 @@ export function piDigits(n: number): string {
   return digits === 1 ? rounded : `${rounded[0]}.${rounded.slice(1)}`;
 }
 
+/** kubelet bind-mounts an empty, writable file at terminationMessagePath (default /dev/termination-log). */
+export function prepareTerminationLog(fs: FileSystem, c: Container): void {
+  const path = c.terminationMessagePath || '/dev/termination-log';
+  try {
+    if (fs.exists(path)) return;
+    fs.mkdirp(path.slice(0, path.lastIndexOf('/')) || '/');
+    fs.writeFile(path, '', { mode: 0o666 });
+  } catch {
+    /* a read-only or conflicting mount: no termination message file */
+  }
+}
+
 /** A container's argv from its spec alone (command, then args); [] when it has neither. */
 export function specArgv(c: Container): string[] {
   return [...(c.command ?? []), ...(c.args ?? [])];
@@ -312,5 +337,7 @@ export function specArgv(c: Container): string[] {
 
 /** A run with a standard file system and no environment: what tests and callers without a node use. */
 export function defaultSpawn(c: Container, now: number, hostname = 'localhost'): ContainerRun {
-  return new ContainerRun({ fs: createStandardFs({ hostname, now }), env: {}, hostname, argv: specArgv(c), external: fallbackPrograms }, now);
+  const fs = createStandardFs({ hostname, now });
+  prepareTerminationLog(fs, c);
+  return new ContainerRun({ fs, env: {}, hostname, argv: specArgv(c), external: fallbackPrograms }, now);
 }

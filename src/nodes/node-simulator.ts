@@ -705,9 +705,10 @@ class Simulator implements NodeSimulator {
         startDelayMs: this.opts.podStartDelayMs ?? 0,
         emit: (type, reason, message, fieldPath) => recorder.event(fieldPath ? { ...ref, fieldPath } : ref, type, reason, message),
         spawn: (c, _pod, at) => sandbox!.spawn(c, at),
+        http: (host, port, path) => sandbox!.httpGet(host, port, path),
       });
       const allocatable = (node.status?.allocatable as Record<string, string> | undefined) ?? { ...this.capacity };
-      sandbox = new PodSandbox(pod, runtime, { nodeName, hostIP: sn.agent.internalIP, podIP: pod.spec?.hostNetwork ? sn.agent.internalIP : podIP, allocatable }, this.view, this.network, this.clock);
+      sandbox = new PodSandbox(pod, runtime, { nodeName, hostIP: sn.agent.internalIP, podIP: pod.spec?.hostNetwork ? sn.agent.internalIP : podIP, allocatable }, this.view, this.network, this.clock, () => this.enqueue(key));
       if (adopting && runtime.adopt(pod.status)) this.log.v(2).info({ pod: key, node: nodeName, podIP }, 'adopted a pod started before a restart');
       else {
         // The kubelet's admit handlers in order: the eviction manager's, then the predicates (admission.ts).

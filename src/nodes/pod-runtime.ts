@@ -63,6 +63,8 @@ export interface Terminated {
   id: string;
   exitCode: number;
   reason: string;
+  /** The termination message (terminationMessagePath, or the log's tail with FallbackToLogsOnError). */
+  message?: string;
   startedAt: number;
   finishedAt: number;
 }
@@ -107,7 +109,12 @@ export interface PodRuntimeOptions {
   startDelayMs?: number;
   /** Starts an instance of a container at `now` (default: the shell with a standard file system, no environment). */
   spawn?: (c: ContainerSim, pod: Pod, now: number) => ContainerRun;
+  /** HTTP GET from the node to host:port (probes and hooks); undefined: no network, only declared ports answer (200). */
+  http?: HttpGet;
 }
+
+/** An HTTP GET as the kubelet's prober and hook runner make it: the status, or why no connection was made. */
+export type HttpGet = (host: string, port: number, path: string) => { status: number; body: string } | { error: 'refused' | 'unreachable' | 'timeout' };
 
 export interface StepResult {
   /** Something visible in the status changed. */
@@ -399,8 +406,10 @@ export class PodRuntime {
   /** Records the end of the running instance of `c`. */
   private endContainer(c: ContainerSim, exitCode: number, at: number): void {
     if (c.state.kind !== 'running') return;
+    const message = terminationMessage(c.spec, c.state.run, exitCode);
     c.state.run.log.end();
-    c.state = { kind: 'terminated', id: c.state.id, exitCode, reason: exitCode === 0 ? 'Completed' : 'Error', startedAt: c.state.startedAt, finishedAt: at };
+    c.state = {
+      ...(message ? { message } : {}), kind: 'terminated', id: c.state.id, exitCode, reason: exitCode === 0 ? 'Completed' : 'Error', startedAt: c.state.startedAt, finishedAt: at };
     c.kill = undefined;
     c.probes = [];
   }
@@ -469,6 +478,9 @@ export class PodRuntime {
       const r = c.state.run.exec(cmd, now, graceMs);
       hookMs = r.durationMs;
       if (r.exitCode !== 0 && !r.timedOut) this.opts.emit('Warning', 'FailedPreStopHook', execHookMessage(cmd, c.name, this.pod, r.exitCode, r.output), c.fieldPath);
+    } else if (ps?.httpGet) {
+      const err = this.httpHook(c, ps.httpGet);
+      if (err) this.opts.emit('Warning', 'FailedPreStopHook', `Http lifecycle hook (${ps.httpGet.path ?? ''}) for Container "${c.name}" in Pod "${formatPod(this.pod)}" failed - error: ${err}, message: ""`, c.fieldPath);
     } else if (ps?.sleep) hookMs = (ps.sleep.seconds ?? 0) * 1000;
     hookMs = Math.min(hookMs, graceMs);
     const termAt = now + hookMs;
@@ -526,7 +538,14 @@ export class PodRuntime {
         const started = !startup || startup.result === 'success';
         if (w.kind === 'startup' ? started : !started) continue;
         const run = c.state.run;
-        const r = runProbe(w.probe, { container: c.spec, podIP: this.podIP, elapsedMs: at - startedAt, exec: (argv, timeoutMs) => run.exec(argv, at, timeoutMs), forced: isForced(this.forced, c.name, w.kind) });
+        const r = runProbe(w.probe, {
+          container: c.spec,
+          podIP: this.podIP,
+          elapsedMs: at - startedAt,
+          exec: (argv, timeoutMs) => run.exec(argv, at, timeoutMs),
+          ...(this.opts.http ? { http: this.opts.http } : {}),
+          forced: isForced(this.forced, c.name, w.kind),
+        });
         if (r.result === 'failure') this.opts.emit('Warning', 'Unhealthy', `${probeKindTitle(w.kind)} probe failed: ${r.output}`, c.fieldPath);
         if (!recordOutcome(w, r.result)) continue;
         changed = true;
@@ -647,19 +666,28 @@ export class PodRuntime {
       const r = c.state.run.exec(cmd, now, this.podGraceMs());
       if (r.exitCode !== 0) message = execHookMessage(cmd, c.name, this.pod, r.exitCode, r.output);
     } else if (hook.httpGet) {
-      const port = hook.httpGet.port;
-      const declared = (c.spec.ports ?? []).some((p) => p.containerPort === Number(port) || p.name === port);
-      if (!declared) {
-        const host = hook.httpGet.host || this.podIP;
-        const path = hook.httpGet.path ?? '';
-        const n = typeof port === 'number' || /^\d+$/.test(String(port)) ? Number(port) : 0;
-        const err = `Get "${(hook.httpGet.scheme ?? 'HTTP').toLowerCase()}://${host}:${n}${path}": dial tcp ${host}:${n}: connect: connection refused`;
-        message = `Http lifecycle hook (${path}) for Container "${c.name}" in Pod "${formatPod(this.pod)}" failed - error: ${err}, message: ""`;
-      }
+      const err = this.httpHook(c, hook.httpGet);
+      if (err) message = `Http lifecycle hook (${hook.httpGet.path ?? ''}) for Container "${c.name}" in Pod "${formatPod(this.pod)}" failed - error: ${err}, message: ""`;
     }
     if (message === undefined) return;
     this.opts.emit('Warning', 'FailedPostStartHook', message, c.fieldPath);
     this.beginKill(c, now, this.podGraceMs(), 'postStart');
+  }
+
+  /** Runs an HTTP lifecycle hook (kubelet's runHTTPHandler): the transport error, if any; the status does not matter. */
+  private httpHook(c: ContainerSim, g: NonNullable<NonNullable<Container['lifecycle']>['postStart']>['httpGet'] & object): string | undefined {
+    const host = g.host || this.podIP;
+    const named = typeof g.port === 'string' && !/^\d+$/.test(g.port) ? (c.spec.ports ?? []).find((p) => p.name === g.port)?.containerPort : undefined;
+    const n = named ?? (Number(g.port) || 0);
+    let path = g.path ?? '';
+    if (path && !path.startsWith('/')) path = `/${path}`;
+    const url = `${(g.scheme ?? 'HTTP').toLowerCase()}://${host}:${n}${path}`;
+    if (this.opts.http) {
+      const r = this.opts.http(host, n, path);
+      return 'error' in r ? `Get "${url}": dial tcp ${host}:${n}: ${r.error === 'refused' ? 'connect: connection refused' : r.error === 'timeout' ? 'i/o timeout' : 'connect: no route to host'}` : undefined;
+    }
+    const declared = (c.spec.ports ?? []).some((p) => p.containerPort === n);
+    return declared ? undefined : `Get "${url}": dial tcp ${host}:${n}: connect: connection refused`;
   }
 
   isStarted(c: ContainerSim, _now?: number): boolean {
@@ -766,4 +794,24 @@ function simulatedImageSize(image: string): number {
 /** The kubelet's message for a failed exec lifecycle hook (lifecycle handlerRunner with the CRI ExecSync error). */
 function execHookMessage(cmd: readonly string[], container: string, pod: Pod, exitCode: number, output: string): string {
   return `Exec lifecycle hook ([${cmd.join(' ')}]) for Container "${container}" in Pod "${formatPod(pod)}" failed - error: command '${cmd.join(' ')}' exited with ${exitCode}: , message: ${JSON.stringify(output)}`;
+}
+
+/**
+ * kubelet's termination message: the file at terminationMessagePath
+ * (default /dev/termination-log, at most 4096 bytes), or, when it is empty
+ * and terminationMessagePolicy is FallbackToLogsOnError and the container
+ * failed, the last 80 lines of its log (at most 2048 bytes).
+ */
+function terminationMessage(spec: Container, run: ContainerRun, exitCode: number): string | undefined {
+  let text = '';
+  try {
+    text = run.fs.readFile(spec.terminationMessagePath || '/dev/termination-log').subarray(0, 4096).toString('utf8');
+  } catch {
+    /* no file */
+  }
+  if (text === '' && spec.terminationMessagePolicy === 'FallbackToLogsOnError' && exitCode !== 0) {
+    const tail = run.log.read({ tailLines: 80 });
+    text = Buffer.from(tail).subarray(Math.max(0, Buffer.byteLength(tail) - 2048)).toString('utf8');
+  }
+  return text || undefined;
 }

@@ -27,6 +27,7 @@ function terminatedStatus(t: Terminated) {
   return {
     exitCode: t.exitCode,
     reason: t.reason,
+    ...(t.message ? { message: t.message } : {}),
     startedAt: rfc3339(t.startedAt),
     finishedAt: rfc3339(t.finishedAt),
     containerID: `kcm://${t.id}`,

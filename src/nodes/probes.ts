@@ -21,6 +21,7 @@
  */
 import type { Container, Pod, Probe } from 'kubernetes-types/core/v1.js';
 import type { ExecResult } from './container-process.js';
+import type { HttpGet } from './pod-runtime.js';
 
 export type ProbeKind = 'startup' | 'liveness' | 'readiness';
 export type ProbeResult = 'success' | 'failure';
@@ -120,6 +121,8 @@ export interface ProbeContext {
   elapsedMs: number;
   /** Runs a command in the container (exec probes), with a timeout of virtual time. */
   exec?: (argv: readonly string[], timeoutMs: number) => ExecResult;
+  /** HTTP GET to host:port in the simulated network; without it, declared and well-known ports answer 200. */
+  http?: HttpGet;
   forced: boolean;
 }
 
@@ -234,8 +237,17 @@ export function runProbe(probe: Probe, ctx: ProbeContext): { result: ProbeResult
     let path = g.path ?? '';
     if (path && !path.startsWith('/')) path = `/${path}`;
     const url = `${scheme}://${hostPort(host, port.number)}${path}`;
-    if (!port.declared) return { result: 'failure', output: `Get "${url}": dial tcp ${hostPort(host, port.number)}: connect: connection refused` };
     if (ctx.forced) return { result: 'failure', output: 'HTTP probe failed with statuscode: 500' };
+    if (ctx.http) {
+      const r = ctx.http(host, port.number, path);
+      if ('error' in r) {
+        const why = r.error === 'refused' ? 'connect: connection refused' : r.error === 'timeout' ? 'i/o timeout' : 'connect: no route to host';
+        return { result: 'failure', output: `Get "${url}": dial tcp ${hostPort(host, port.number)}: ${why}` };
+      }
+      if (r.status < 200 || r.status >= 400) return { result: 'failure', output: `HTTP probe failed with statuscode: ${r.status}` };
+      return { result: 'success', output: '' };
+    }
+    if (!port.declared) return { result: 'failure', output: `Get "${url}": dial tcp ${hostPort(host, port.number)}: connect: connection refused` };
     const code = agnhostLivenessStatus(c, path, ctx.elapsedMs);
     if (code !== undefined && (code < 200 || code >= 400)) return { result: 'failure', output: `HTTP probe failed with statuscode: ${code}` };
     return { result: 'success', output: '' };

@@ -17,7 +17,7 @@
 import type { Container, Pod, Service } from 'kubernetes-types/core/v1.js';
 import type { EndpointSlice } from 'kubernetes-types/discovery/v1.js';
 import type { Clock } from '../util/clock/clock.js';
-import { ContainerRun, fallbackPrograms } from './container-process.js';
+import { ContainerRun, fallbackPrograms, prepareTerminationLog } from './container-process.js';
 import { PodVolumes, containerEnv, podHostnames, runtimeEnv, type NodeFacts, type ObjectSource } from './container/index.js';
 import { containerArgv, httpServer, knownPrograms, seedImageFiles, servedPorts, type ServerHandler } from './images/index.js';
 import type { ContainerSim, PodRuntime } from './pod-runtime.js';
@@ -48,6 +48,8 @@ export class PodSandbox {
     private readonly view: ClusterView,
     private readonly net: SimNetwork,
     private readonly clock: Clock,
+    /** Asks for a sync of the pod (a process ended from outside its shell). */
+    private readonly kick: () => void = () => {},
   ) {
     this.volumes = new PodVolumes(pod, view, facts, clock.now());
   }
@@ -82,9 +84,17 @@ export class PodSandbox {
     const env = runtimeEnv(envResult.env, { hostname });
     const fsResult = this.volumes.containerFs(spec, envResult.env, { now, hostname, podIP: this.facts.podIP, seed: (fs) => void seedImageFiles(spec.image ?? '', fs) });
     const fs = fsResult.fs ?? new PodVolumes({ metadata: pod.metadata ?? {}, spec: { containers: [] } }, this.view, this.facts, now).containerFs({ name: spec.name }, {}, { now, hostname }).fs!;
+    prepareTerminationLog(fs, spec);
     const known = knownPrograms({ podName: pod.metadata?.name ?? '', podIP: this.facts.podIP, hostname, image: spec.image ?? '', fsType: (p) => this.fsType(spec, p) });
     const external: ExternalHandler = (argv, ctx) => known(argv, ctx) ?? fallbackPrograms(argv, ctx);
     return new ContainerRun({ fs, env, hostname, argv: containerArgv(spec), external, http: this.net.httpHandler(this.facts.podIP), dns: (n) => this.net.resolve(n, pod.metadata?.namespace ?? 'default') }, now);
+  }
+
+  /** An HTTP GET from the node (probes, hooks): to this pod's own IP, or anywhere in the simulated network. */
+  httpGet(host: string, port: number, path: string): { status: number; body: string } | { error: 'refused' | 'unreachable' } {
+    const req = { method: 'GET', path: path || '/', headers: { 'user-agent': 'kube-probe/1.20' }, body: '', clientIP: this.facts.hostIP };
+    const r = host === '' || host === this.facts.podIP ? this.http(port, req) : this.net.request(host, port, req);
+    return typeof r === 'string' ? { error: r } : { status: r.status, body: r.body };
   }
 
   /** `mounttest --fs_type`: tmpfs for secret/configMap/downwardAPI/projected volumes and memory emptyDirs. */
@@ -106,6 +116,16 @@ export class PodSandbox {
       if (handler) {
         const u = new URL(req.path, 'http://pod');
         const a = handler({ method: req.method, path: u.pathname, query: u.searchParams, headers: req.headers, body: req.body, ...(req.clientIP ? { clientIP: req.clientIP } : {}) });
+        if (a.exit) {
+          const exit = a.exit;
+          const end = () => {
+            run.exitNow(exit.code, this.clock.now());
+            this.kick();
+          };
+          if (exit.afterMs > 0) this.clock.setTimer(end, exit.afterMs);
+          else end();
+          if (exit.reset) return 'refused';
+        }
         return { status: a.status, headers: a.headers, body: a.body };
       }
     }
@@ -137,6 +157,7 @@ export class PodSandbox {
           const r = run.exec(['sh', '-c', cmd], this.clock.now(), 60_000);
           return { output: r.output, exitCode: r.exitCode };
         },
+        log: (line) => run.logLine('stderr', line, this.clock.now()),
         fetch: (ip, p, path) => {
           const r = this.net.request(ip, p, { method: 'GET', path, headers: {}, body: '', clientIP: this.facts.podIP });
           return typeof r === 'string' ? { error: r } : { status: r.status, body: r.body };

@@ -7,7 +7,7 @@
 import type { Container } from 'kubernetes-types/core/v1.js';
 import { FileSystem, type FsNode } from '../shell/index.js';
 import { parseImage } from './entrypoint.js';
-import { goDuration, goJSONMap, goJSONString, goQuote, goTimeNow, httpDate, parseGoDuration } from './go.js';
+import { goDuration, goJSONMap, goLog, goJSONString, goQuote, goTimeNow, httpDate, parseGoDuration } from './go.js';
 import { httpdVersion, nginxVersion, parseFlags, programOf } from './programs.js';
 
 export interface ServerRequest {
@@ -53,6 +53,8 @@ export interface ServerContext {
   runShell?: (cmd: string) => { output: string; exitCode: number };
   /** netexec `/dial?protocol=http`: GET http://ip:port/path from this pod. */
   fetch?: (ip: string, port: number, path: string) => FetchResult;
+  /** Writes a line to the program's log (stderr, as Go's log package): netexec logs every request. */
+  log?: (line: string) => void;
   /** netexec `/dial?protocol=udp`: send `payload`, the reply or an error. */
   udp?: (ip: string, port: number, payload: string) => { body: string } | { error: 'refused' | 'timeout' | string };
 }
@@ -466,8 +468,38 @@ function formValue(req: ServerRequest, name: string): string {
 
 function netexecServer(ctx: ServerContext, override: string): ServerHandler {
   const startedAt = ctx.startedAt ?? clock(ctx);
+  const log = (msg: string) => ctx.log?.(goLog(clock(ctx), msg));
   const handle = (req: ServerRequest): ServerResponse => {
     const m = req.method;
+    // netexec.go's log.Printf of each handler.
+    const f = (k: string) => formValue(req, k);
+    switch (req.path) {
+      case '/clientip':
+      case '/hostname':
+      case '/hostName':
+      case '/healthz':
+      case '/shutdown':
+      case '/upload':
+        log(`GET ${req.path}`);
+        break;
+      case '/echo':
+        log(`GET /echo?msg=${f('msg')}&code=${f('code')}`);
+        break;
+      case '/exit':
+        log(`GET /exit?code=${f('code')}&timeout=${f('timeout')}&wait=${f('wait')}`);
+        break;
+      case '/dial':
+        log(`GET /dial?host=${f('host')}&protocol=${f('protocol')}&port=${f('port')}&request=${f('request')}&tries=${f('tries')}`);
+        break;
+      case '/shell':
+        log(`GET /shell?cmd=${f('shellCommand') || f('cmd')}`);
+        break;
+      case '/redirect':
+        log(`${m} /redirect?msg=${f('location')}&code=${f('code')}`);
+        break;
+      default:
+        log('GET /');
+    }
     switch (req.path) {
       case '/clientip':
         return goResponse(ctx, m, 200, `${req.clientIP ?? '127.0.0.1'}:${req.clientPort ?? 40000}`);
