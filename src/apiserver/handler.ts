@@ -60,7 +60,7 @@ import { writeStatus } from './output.js';
 import { isAlreadyExists, StatusError } from '../client/errors.js';
 import { methodNotAllowed } from './status.js';
 import type { ResourceMetricsSource } from './metrics-api/types.js';
-import { spliceUpgrade, statusOf, streamLocation, proxyRestPath, writeStatusToSocket, type KubeletClientConfig } from './handlers/node-proxy.js';
+import { logLocation, streamLogOverWebSocket, spliceUpgrade, statusOf, streamLocation, proxyRestPath, writeStatusToSocket, type KubeletClientConfig } from './handlers/node-proxy.js';
 import { proxyTarget } from './handlers/subresources.js';
 import { metricsResources, METRICS_RESOURCES_OWNER } from './metrics-api/resources.js';
 
@@ -314,7 +314,7 @@ export async function createApiHandler(opts: ApiHandlerOptions): Promise<ApiHand
     const sub = info.kind === 'resource' ? info.subresource.split('/')[0]! : '';
     const streaming =
       info.kind === 'resource' && info.group === '' && info.version === 'v1' && info.name !== '' &&
-      ((info.resource === 'pods' && ['exec', 'attach', 'portforward', 'proxy'].includes(sub)) || ((info.resource === 'services' || info.resource === 'nodes') && sub === 'proxy'));
+      ((info.resource === 'pods' && ['exec', 'attach', 'portforward', 'proxy', 'log'].includes(sub)) || ((info.resource === 'services' || info.resource === 'nodes') && sub === 'proxy'));
     if (!streaming || info.kind !== 'resource') {
       // Not a streaming endpoint: answered as a plain request on this socket, then closed.
       const res = new ServerResponse(req);
@@ -332,6 +332,10 @@ export async function createApiHandler(opts: ApiHandlerOptions): Promise<ApiHand
         if (!d.allowed) throw forbiddenError(attrs, d.reason);
       }
       if (info.verb !== 'get' && info.verb !== 'create' && sub !== 'proxy') throw methodNotAllowed(info.verb, { group: '', resource: `pods/${sub}` });
+      if (sub === 'log') {
+        streamLogOverWebSocket(req, socket, head, await logLocation(server, info.namespace, info.name, url.searchParams));
+        return;
+      }
       const target =
         sub === 'proxy'
           ? await proxyTarget(server, info.resource, info.namespace, info.name, proxyRestPath(url.pathname), url.search.replace(/^\?/, ''))

@@ -57,6 +57,7 @@ import { buildPodStatus } from './pod-status.js';
 import { newRestartBackoff, type RestartBackoff } from './restart-backoff.js';
 import { POD_ATTACH_AND_MOUNT_TIMEOUT_MS, failedMountMessage, podVolumeState, type VolumeLookup } from './volume-manager.js';
 import { PodSandbox, SimNetwork, type ClusterView } from './sandbox.js';
+import { createStandardFs, type FileSystem } from './shell/index.js';
 import { KUBELET_ENDPOINT_ANNOTATION, startKubeletServer, type KubeletServer } from './kubelet/server.js';
 
 /** The version the simulated kubelets report (the embedded API server's). */
@@ -137,6 +138,8 @@ interface SimNode {
   observed: PressureKind[];
   /** The memory signal at that run. */
   memory?: SignalObservation;
+  /** The node's own file system (hostPath volumes), made on first use. */
+  hostFs?: FileSystem;
 }
 
 interface PodEntry {
@@ -708,7 +711,12 @@ class Simulator implements NodeSimulator {
         http: (host, port, path) => sandbox!.httpGet(host, port, path),
       });
       const allocatable = (node.status?.allocatable as Record<string, string> | undefined) ?? { ...this.capacity };
-      sandbox = new PodSandbox(pod, runtime, { nodeName, hostIP: sn.agent.internalIP, podIP: pod.spec?.hostNetwork ? sn.agent.internalIP : podIP, allocatable }, this.view, this.network, this.clock, () => this.enqueue(key));
+      sn.hostFs ??= createStandardFs({
+        hostname: nodeName,
+        now,
+        hosts: `127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n${sn.agent.internalIP}\t${nodeName}\n`,
+      });
+      sandbox = new PodSandbox(pod, runtime, { nodeName, hostIP: sn.agent.internalIP, podIP: pod.spec?.hostNetwork ? sn.agent.internalIP : podIP, allocatable, hostFs: sn.hostFs }, this.view, this.network, this.clock, () => this.enqueue(key));
       if (adopting && runtime.adopt(pod.status)) this.log.v(2).info({ pod: key, node: nodeName, podIP }, 'adopted a pod started before a restart');
       else {
         // The kubelet's admit handlers in order: the eviction manager's, then the predicates (admission.ts).

@@ -21,7 +21,7 @@ import { ContainerRun, fallbackPrograms, prepareTerminationLog } from './contain
 import { PodVolumes, containerEnv, podHostnames, runtimeEnv, type NodeFacts, type ObjectSource } from './container/index.js';
 import { containerArgv, httpServer, knownPrograms, seedImageFiles, servedPorts, type ServerHandler } from './images/index.js';
 import type { ContainerSim, PodRuntime } from './pod-runtime.js';
-import type { ExternalHandler, HttpHandler, HttpRequest, HttpResult } from './shell/index.js';
+import type { ExternalHandler, FileSystem, HttpHandler, HttpRequest, HttpResult } from './shell/index.js';
 
 export interface HttpAnswer {
   status: number;
@@ -85,6 +85,7 @@ export class PodSandbox {
     const fsResult = this.volumes.containerFs(spec, envResult.env, { now, hostname, podIP: this.facts.podIP, seed: (fs) => void seedImageFiles(spec.image ?? '', fs) });
     const fs = fsResult.fs ?? new PodVolumes({ metadata: pod.metadata ?? {}, spec: { containers: [] } }, this.view, this.facts, now).containerFs({ name: spec.name }, {}, { now, hostname }).fs!;
     prepareTerminationLog(fs, spec);
+    if (spec.securityContext?.readOnlyRootFilesystem) readOnlyRoot(fs, spec);
     const known = knownPrograms({ podName: pod.metadata?.name ?? '', podIP: this.facts.podIP, hostname, image: spec.image ?? '', fsType: (p) => this.fsType(spec, p) });
     const external: ExternalHandler = (argv, ctx) => known(argv, ctx) ?? fallbackPrograms(argv, ctx);
     return new ContainerRun({ fs, env, hostname, argv: containerArgv(spec), external, http: this.net.httpHandler(this.facts.podIP), dns: (n) => this.net.resolve(n, pod.metadata?.namespace ?? 'default') }, now);
@@ -265,5 +266,19 @@ export class SimNetwork {
   private resolveForRequest(host: string, fromIP: string): string[] | undefined {
     const ns = this.byIP.get(fromIP)?.pod.metadata?.namespace ?? 'default';
     return this.resolve(host, ns);
+  }
+}
+
+/** securityContext.readOnlyRootFilesystem: the root is read-only; volumes, /dev and kubelet's bind-mounted files stay writable. */
+function readOnlyRoot(fs: FileSystem, c: Container): void {
+  fs.setRootReadOnly(true);
+  const dev = fs.stat('/dev');
+  if (dev?.type === 'dir') fs.mount('/dev', dev);
+  for (const f of ['/etc/hosts', '/etc/hostname', '/etc/resolv.conf', c.terminationMessagePath || '/dev/termination-log']) {
+    try {
+      fs.bindFile(f);
+    } catch {
+      /* not there */
+    }
   }
 }

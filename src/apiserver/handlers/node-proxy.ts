@@ -40,6 +40,7 @@ import type { KubeObject } from '../../api/types.js';
 import type { RequestScope, ServerContext } from '../context.js';
 import { badRequest, invalid, StatusError, toStatusError, type FieldErrorLike } from '../status.js';
 import { storagePrefix } from '../store.js';
+import { acceptWebSocket } from '../../util/net/websocket.js';
 
 /** The annotation by which a simulated node advertises its kubelet's base URL. */
 export const KUBELET_ENDPOINT_ANNOTATION = 'kcm.dev/kubelet-endpoint';
@@ -646,4 +647,40 @@ export function spliceUpgrade(req: IncomingMessage, client: Duplex, head: Buffer
 /** A Status for a thrown error, as the upgrade path answers it. */
 export function statusOf(err: unknown): Status {
   return toStatusError(err).status;
+}
+
+/**
+ * pods/log over a WebSocket (kube-apiserver's wsstream reader): the log is
+ * sent as binary messages (`binary.k8s.io`, or no protocol) or base64 text
+ * messages (`base64.binary.k8s.io`), then the connection closes.
+ */
+export function streamLogOverWebSocket(req: IncomingMessage, socket: Duplex, head: Buffer, target: BackendTarget | undefined): void {
+  const ws = acceptWebSocket(req, socket, head, ['binary.k8s.io', 'base64.binary.k8s.io', '']);
+  if (!ws) return;
+  const base64 = ws.protocol === 'base64.binary.k8s.io';
+  if (!target) {
+    ws.close();
+    return;
+  }
+  const { host, port } = hostOf(target.url);
+  const mod = target.url.protocol === 'https:' ? https : http;
+  const upstream = mod.request(
+    {
+      method: 'GET',
+      host,
+      port: Number(port),
+      path: target.url.pathname + target.url.search,
+      headers: target.token ? { Authorization: `Bearer ${target.token}` } : {},
+      agent: false,
+      ...(target.url.protocol === 'https:' ? { rejectUnauthorized: false } : {}),
+    },
+    (res) => {
+      res.on('data', (chunk: Buffer) => ws.send(base64 ? chunk.toString('base64') : chunk, !base64));
+      res.on('end', () => ws.close());
+      res.on('error', () => ws.close());
+    },
+  );
+  upstream.on('error', () => ws.close());
+  ws.on('close', () => upstream.destroy());
+  upstream.end();
 }

@@ -160,6 +160,8 @@ interface BuiltVolume {
   volume: Volume;
   kind: VolumeKind;
   dir: DirNode;
+  /** A hostPath that is a file of the node: mounted instead of `dir`. */
+  file?: FsNode;
   /** The last SetUp error (the volume keeps its previous content). */
   error?: string;
 }
@@ -215,7 +217,18 @@ export class PodVolumes {
       if (r.kind === 'atomic') {
         dir = newDir(fsGroup ? 0o2777 : 0o777, now);
         updateAtomicVolume(dir, r.files, now);
-      } else if (v.hostPath) dir = newDir(0o755, now);
+      } else if (v.hostPath) {
+        const hp = hostPathNode(this.node.hostFs, v.hostPath.path, v.hostPath.type ?? '', now);
+        if ('error' in hp) {
+          this.volumes.set(v.name, { volume: v, kind: r.kind, dir: newDir(0o755, now), error: hp.error });
+          continue;
+        }
+        if (hp.node.type !== 'dir') {
+          this.volumes.set(v.name, { volume: v, kind: r.kind, dir: newDir(0o755, now), file: hp.node });
+          continue;
+        }
+        dir = hp.node;
+      }
       else if (v.emptyDir) dir = newDir(fsGroup ? 0o2777 : 0o777, now);
       else dir = newDir(fsGroup ? 0o2775 : 0o755, now);
       this.volumes.set(v.name, { volume: v, kind: r.kind, dir });
@@ -309,8 +322,8 @@ export class PodVolumes {
         });
         if (missing.size > 0) return { error: `missing value for ${[...missing].sort().join(', ')}` };
       }
-      let node: FsNode = b.dir;
-      if (subPath !== '') {
+      let node: FsNode = b.file ?? b.dir;
+      if (subPath !== '' && !b.file) {
         if (subPath.startsWith('/')) return { error: `error SubPath \`${subPath}\` must not be an absolute path` };
         if (subPath.split('/').includes('..')) return { error: `unable to provision SubPath \`${subPath}\`: must not contain '..'` };
         const vfs = new FileSystem(b.dir);
@@ -375,4 +388,33 @@ export class PodVolumes {
     }
     return { fs };
   }
+}
+
+/**
+ * A hostPath volume on the node's file system (kubelet's hostPath plugin with
+ * its type checks): the directory or file at `path`, created for
+ * DirectoryOrCreate/FileOrCreate and, as the container runtime does, as a
+ * directory when no type is given.
+ */
+function hostPathNode(hostFs: FileSystem | undefined, path: string, type: string, now: number): { node: FsNode } | { error: string } {
+  if (!hostFs) return { node: newDir(0o755, now) };
+  hostFs.now = now;
+  let n = hostFs.stat(path);
+  const fail = (what: string) => ({ error: `hostPath type check failed: ${path} is not a ${what}` });
+  try {
+    if (!n && (type === '' || type === 'DirectoryOrCreate')) {
+      hostFs.mkdirp(path, 0o755, true);
+      n = hostFs.stat(path);
+    } else if (!n && type === 'FileOrCreate') {
+      hostFs.mkdirp(path.slice(0, path.lastIndexOf('/')) || '/', 0o755, true);
+      hostFs.writeFile(path, '', { mode: 0o644 });
+      n = hostFs.stat(path);
+    }
+  } catch (e) {
+    return { error: `hostPath ${path}: ${e instanceof Error ? e.message : String(e)}` };
+  }
+  if (!n) return type === 'File' ? fail('file') : type === 'Directory' ? fail('directory') : { error: `hostPath type check failed: ${path} does not exist` };
+  if ((type === 'Directory' || type === 'DirectoryOrCreate') && n.type !== 'dir') return fail('directory');
+  if ((type === 'File' || type === 'FileOrCreate') && n.type !== 'file') return fail('file');
+  return { node: n };
 }

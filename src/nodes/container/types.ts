@@ -1,4 +1,5 @@
 import type { ConfigMap, Pod, Secret, Service } from 'kubernetes-types/core/v1.js';
+import type { FileSystem } from '../shell/fs.js';
 
 /** What kubelet needs to read from the API, provided by the caller (synchronously, from informer caches). */
 export interface ObjectSource {
@@ -29,6 +30,12 @@ export interface NodeFacts {
   clusterDomain?: string;
   /** kubelet's --cluster-dns; default ['10.96.0.10']. */
   clusterDNS?: string[];
+  /**
+   * The node's own file system, shared by the pods on it: hostPath volumes
+   * are its paths (created per the hostPath type). Without it a hostPath is
+   * an empty directory of the pod.
+   */
+  hostFs?: FileSystem;
   /** The node's resolv.conf (kubelet's --resolv-conf), for dnsPolicy Default; default nameserver 8.8.8.8, no search, no options. */
   hostDNS?: { nameservers: string[]; searches: string[]; options: string[] };
 }

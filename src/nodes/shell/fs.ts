@@ -105,7 +105,8 @@ export function dirname(p: string): string {
 }
 
 interface Mount {
-  node: DirNode;
+  /** A directory object, or a file bind-mounted over a path (kubelet's /etc/hosts, /dev/termination-log). */
+  node: FsNode;
   readOnly: boolean;
 }
 
@@ -128,6 +129,7 @@ export class FileSystem {
   now = 0;
   readonly root: DirNode;
   private readonly mounts = new Map<string, Mount>();
+  private rootReadOnly = false;
 
   constructor(root?: DirNode) {
     this.root = root ?? newDir(0o755);
@@ -155,7 +157,24 @@ export class FileSystem {
 
   /** The directory object mounted at a path, if any (for sharing it with another container). */
   mountedAt(path: string): DirNode | undefined {
-    return this.mounts.get(joinPath(splitPath(path)))?.node;
+    const n = this.mounts.get(joinPath(splitPath(path)))?.node;
+    return n?.type === 'dir' ? n : undefined;
+  }
+
+  /**
+   * Makes the root read-only (securityContext.readOnlyRootFilesystem): every
+   * path is then read-only except under a mount that is not, e.g. a volume, or
+   * a file bound with bindFile (kubelet's /etc/hosts, /dev/termination-log).
+   */
+  setRootReadOnly(readOnly: boolean): void {
+    this.rootReadOnly = readOnly;
+  }
+
+  /** Bind-mounts the existing file at `path` over itself with its own read-only flag. */
+  bindFile(path: string, opts: MountOptions = {}): void {
+    const r = this.resolve(path);
+    if (!r.node) throw new FsError('ENOENT', path);
+    this.mounts.set(joinPath(r.parts), { node: r.node, readOnly: opts.readOnly ?? false });
   }
 
   private childOf(dir: DirNode, parts: string[], name: string): FsNode | undefined {
@@ -164,9 +183,11 @@ export class FileSystem {
     return dir.entries.get(name);
   }
 
-  private roAt(parts: string[]): boolean {
+  /** The read-only flag at a path: its own mount's, else what it inherits. */
+  private roAt(parts: string[], inherited: boolean): boolean {
+    if (parts.length === 0) return this.rootReadOnly;
     const m = this.mounts.get(joinPath(parts));
-    return m ? m.readOnly : false;
+    return m ? m.readOnly : inherited;
   }
 
   /**
@@ -179,7 +200,7 @@ export class FileSystem {
     const parts = splitPath(path, cwd);
     let dir: DirNode = this.root;
     let canon: string[] = [];
-    let readOnly = this.roAt([]);
+    let readOnly = this.roAt([], false);
     if (parts.length === 0) return { node: this.root, parent: this.root, name: '', parts: [], readOnly };
     for (let i = 0; i < parts.length; i++) {
       const name = parts[i]!;
@@ -190,7 +211,7 @@ export class FileSystem {
           const target = node.target.startsWith('/') ? node.target : joinPath([...canon, node.target]);
           return this.resolve(target, '/', true, depth + 1);
         }
-        const childRo = readOnly || this.roAt([...canon, name]);
+        const childRo = this.roAt([...canon, name], readOnly);
         return { node, parent: dir, name, parts: [...canon, name], readOnly: childRo };
       }
       if (!node) throw new FsError('ENOENT', path);
@@ -206,7 +227,7 @@ export class FileSystem {
       }
       if (node.type !== 'dir') throw new FsError('ENOTDIR', path);
       canon = [...canon, name];
-      readOnly = readOnly || this.roAt(canon);
+      readOnly = this.roAt(canon, readOnly);
       dir = node;
     }
     throw new Error('unreachable');

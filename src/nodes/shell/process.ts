@@ -248,7 +248,7 @@ export class ShellProcess {
           return yield* runScript(sh, script, io);
         }
       }
-      sh.arg0 = argv[i] ?? base;
+      sh.arg0 = argv[i] ?? argv[0]!;
       sh.params = argv.slice(i + 1);
       return yield* runScript(sh, script, io);
     }

@@ -26,7 +26,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { isSpdyRequest, sendChannel, decodeChannelMessage, spdyHandshake, writeHttpError } from './remotecommand.js';
 import { SpdySession, type SpdyStream } from './spdy.js';
-import { acceptWebSocket, isWebSocketRequest, messageDuplex, type WebSocketConn } from './websocket.js';
+import { acceptWebSocket, isWebSocketRequest, messageDuplex, type WebSocketConn } from '../../../util/net/websocket.js';
 
 export type PortConnector = (port: number) => Duplex | string | Promise<Duplex | string>;
 

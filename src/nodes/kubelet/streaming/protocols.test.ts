@@ -8,9 +8,9 @@ import * as net from 'node:net';
 import { Duplex } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseExecQuery, serveRemoteCommand, outcomeStatus } from './remotecommand.js';
+import { decodeChannelMessage, parseExecQuery, serveRemoteCommand, outcomeStatus } from './remotecommand.js';
 import { parsePortForwardQuery, servePortForward } from './portforward.js';
-import { FrameDecoder, OP_BINARY, OP_CLOSE, OP_TEXT, encodeFrame, type WsFrame } from './websocket.js';
+import { FrameDecoder, OP_BINARY, OP_CLOSE, OP_TEXT, encodeFrame, type WsFrame } from '../../../util/net/websocket.js';
 
 let server: http.Server;
 let port = 0;
@@ -228,5 +228,13 @@ describe('port-forward over raw websockets (v4.channel.k8s.io)', () => {
     assert.throws(() => parsePortForwardQuery(new URLSearchParams('')), /query parameter "port" is required/);
     assert.throws(() => parsePortForwardQuery(new URLSearchParams('port=0')), /must be > 0/);
     assert.deepEqual(parsePortForwardQuery(new URLSearchParams('port=80&port=443')), [80, 443]);
+  });
+});
+
+describe('channel messages', () => {
+  it('decodes k8s channels in binary and base64 forms', () => {
+    assert.deepEqual(decodeChannelMessage(Buffer.from('0aGk='), false, true), { channel: 0, data: Buffer.from('hi') });
+    assert.deepEqual(decodeChannelMessage(Buffer.from([4, 0x7b]), true, false), { channel: 4, data: Buffer.from('{') });
+    assert.equal(decodeChannelMessage(Buffer.alloc(0), true, false), undefined);
   });
 });

@@ -32,7 +32,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { SpdySession, type SpdyStream } from './spdy.js';
-import { acceptWebSocket, isWebSocketRequest, type WebSocketConn } from './websocket.js';
+import { acceptWebSocket, isWebSocketRequest, type WebSocketConn } from '../../../util/net/websocket.js';
 
 export interface TerminalSize {
   width: number;

@@ -2,7 +2,6 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Duplex } from 'node:stream';
 import { FrameDecoder, OP_BINARY, OP_CLOSE, OP_CONT, OP_PING, OP_PONG, OP_TEXT, WebSocketConn, acceptKey, encodeFrame, messageDuplex } from './websocket.js';
-import { decodeChannelMessage, sendChannel } from './remotecommand.js';
 
 /** A socket pair: what the server writes is decoded into `out`; `feed` sends raw client bytes. */
 function pair(): { sock: Duplex; feed: (b: Buffer) => void; out: { opcode: number; payload: Buffer; fin: boolean }[]; ended: () => boolean } {
@@ -74,19 +73,6 @@ describe('WebSocketConn', () => {
     assert.equal(p.out.at(-1)!.opcode, OP_CLOSE);
     assert.equal(p.out.at(-1)!.payload.readUInt16BE(0), 1000);
     assert.ok(p.ended());
-  });
-
-  it('carries k8s channels in binary and base64 forms', async () => {
-    const p = pair();
-    const ws = new WebSocketConn(p.sock, 'v4.base64.channel.k8s.io');
-    sendChannel(ws, true, 1, Buffer.from('hi'));
-    sendChannel(ws, false, 2, Buffer.from('yo'));
-    await tick();
-    assert.deepEqual(p.out[0], { fin: true, opcode: OP_TEXT, payload: Buffer.from('1aGk=') });
-    assert.deepEqual(p.out[1], { fin: true, opcode: OP_BINARY, payload: Buffer.from([2, 0x79, 0x6f]) });
-    assert.deepEqual(decodeChannelMessage(Buffer.from('0aGk='), false, true), { channel: 0, data: Buffer.from('hi') });
-    assert.deepEqual(decodeChannelMessage(Buffer.from([4, 0x7b]), true, false), { channel: 4, data: Buffer.from('{') });
-    assert.equal(decodeChannelMessage(Buffer.alloc(0), true, false), undefined);
   });
 
   it('messageDuplex turns binary messages into a byte stream and writes into messages', async () => {
