@@ -68,7 +68,7 @@ describe('fallback programs', () => {
     assert.equal(piDigits(10), '3.141592654');
     assert.equal(piDigits(50), '3.1415926535897932384626433832795028841971693993751');
     assert.deepEqual(fallbackPrograms(['perl', '-Mbignum=bpi', '-wle', 'print bpi(5)'], undefined as never), { exitCode: 0, stdout: '3.1416\n' });
-    assert.deepEqual(fallbackPrograms(['awk', '{print}'], undefined as never), { exitCode: 0 });
+    assert.deepEqual(fallbackPrograms(['find', '/'], undefined as never), { exitCode: 0 });
     assert.equal(fallbackPrograms(['python3', '-m', 'http.server'], undefined as never), undefined);
     assert.equal(fallbackPrograms(['redis-server'], undefined as never), undefined);
   });
@@ -111,5 +111,13 @@ describe('termination messages and HTTP through the network', () => {
     assert.equal(h.state('custom').terminated!.message, 'custom');
     assert.equal(h.state('logs').terminated!.message, 'one\ntwo\n');
     assert.equal(h.state('quiet').terminated!.message, undefined);
+  });
+});
+
+describe('mini awk', () => {
+  it('prints columns of files and stdin, with -F and a pattern', () => {
+    const run = defaultSpawn({ name: 'c', command: ['sh', '-c', 'echo hello >> /tmp/f; echo hello >> /tmp/f; wc -l /tmp/f | awk {\'print $1\'}; echo "a:b:c" | awk -F: \'{print $3, $1}\'; printf "x 1\\ny 2\\n" | awk \'/y/ {print $NF}\''] }, T0);
+    assert.ok(run.advance(T0).exited);
+    assert.equal(run.log.read(), '2\nc a\n2\n');
   });
 });

@@ -276,12 +276,13 @@ export class ContainerRun {
 const ONE_SHOT = new Set(['awk', 'find', 'xargs', 'ps', 'df', 'du', 'sync', 'dig', 'host', 'getent', 'ping', 'nc', 'python', 'python3', 'node', 'perl', 'ruby']);
 
 /**
- * The last resort for programs nobody simulates: the one-shot tools above
+ * The last resort for programs nobody simulates: `awk` column picking (miniAwk), the one-shot tools above
  * end at once (`perl -Mbignum=bpi -wle 'print bpi(N)'`, the Job example,
  * prints pi), servers and anything else run until stopped.
  */
-export const fallbackPrograms: ExternalHandler = (argv) => {
+export const fallbackPrograms: ExternalHandler = (argv, ctx) => {
   const name = argv[0]!.slice(argv[0]!.lastIndexOf('/') + 1);
+  if (name === 'awk') return miniAwk(argv.slice(1), ctx);
   if (name === 'perl') {
     const m = /bpi\((\d+)\)/.exec(argv.join(' '));
     if (m) return { exitCode: 0, stdout: `${piDigits(Number(m[1]))}\n` };
@@ -294,6 +295,57 @@ export const fallbackPrograms: ExternalHandler = (argv) => {
   if ((name.startsWith('python') && !rest.includes('-c')) || (name === 'node' && !rest.includes('-e')) || (name === 'ruby' && !rest.includes('-e'))) return undefined;
   return { exitCode: 0 };
 };
+
+/**
+ * A small awk: `awk [-F SEP] 'PROGRAM' [FILE...]` where PROGRAM is
+ * `[/regex/] { print [EXPR[, EXPR...]] }` with `$0`, `$N`, `$NF`, `NR`, `NF`
+ * and string literals (what scripts use to pick a column). Anything else
+ * fails with awk's syntax error.
+ */
+export function miniAwk(args: string[], ctx: Parameters<ExternalHandler>[1]): ReturnType<ExternalHandler> {
+  let sep: string | undefined;
+  const rest: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '-F') sep = args[++i];
+    else if (a.startsWith('-F')) sep = a.slice(2);
+    else rest.push(a);
+  }
+  const [program = '', ...files] = rest;
+  const m = /^\s*(?:\/((?:[^/\\]|\\.)*)\/)?\s*\{\s*print\s*([^}]*?)\s*;?\s*\}\s*$/.exec(program);
+  if (!m) return { exitCode: 2, stderr: `awk: cmd. line:1: ${program}\nawk: cmd. line:1: syntax error (only '{ print ... }' is simulated)\n` };
+  const re = m[1] !== undefined ? new RegExp(m[1]) : undefined;
+  const exprs = m[2] ? m[2].split(',').map((e) => e.trim()) : ['$0'];
+  let input = '';
+  if (files.length === 0) input = ctx.stdin;
+  else {
+    for (const f of files) {
+      try {
+        input += ctx.fs.readText(f, ctx.cwd);
+      } catch {
+        return { exitCode: 2, stderr: `awk: fatal: cannot open file \`${f}' for reading: No such file or directory\n` };
+      }
+    }
+  }
+  const lines = input.split('\n');
+  if (lines[lines.length - 1] === '') lines.pop();
+  let out = '';
+  lines.forEach((line, i) => {
+    if (re && !re.test(line)) return;
+    const fields = sep === undefined ? line.trim().split(/\s+/).filter((x) => x !== '') : line.split(sep.length === 1 ? sep : new RegExp(sep));
+    const value = (e: string): string => {
+      if (/^".*"$/.test(e)) return e.slice(1, -1);
+      if (e === 'NR') return String(i + 1);
+      if (e === 'NF') return String(fields.length);
+      const f = /^\$(\d+|NF)$/.exec(e);
+      if (!f) return '';
+      const n = f[1] === 'NF' ? fields.length : Number(f[1]);
+      return n === 0 ? line : (fields[n - 1] ?? '');
+    };
+    out += exprs.map(value).join(' ') + '\n';
+  });
+  return { exitCode: 0, stdout: out };
+}
 
 /** π to `n` significant digits as Perl's bignum bpi(n) prints it (Machin's formula on BigInt). */
 export function piDigits(n: number): string {
