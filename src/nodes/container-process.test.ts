@@ -2,6 +2,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ContainerLog, defaultSpawn, fallbackPrograms, formatLogTime, piDigits, toLines } from './container-process.js';
 import { runtimeHarness, runtimePod as pod } from './runtime-harness.js';
+import { FakeClock } from '../util/clock/clock.js';
+import { PodRuntime } from './pod-runtime.js';
+import { newRestartBackoff } from './restart-backoff.js';
 
 const T0 = Date.UTC(2026, 10, 26, 18, 2, 7);
 
@@ -119,5 +122,31 @@ describe('mini awk', () => {
     const run = defaultSpawn({ name: 'c', command: ['sh', '-c', 'echo hello >> /tmp/f; echo hello >> /tmp/f; wc -l /tmp/f | awk {\'print $1\'}; echo "a:b:c" | awk -F: \'{print $3, $1}\'; printf "x 1\\ny 2\\n" | awk \'/y/ {print $NF}\''] }, T0);
     assert.ok(run.advance(T0).exited);
     assert.equal(run.log.read(), '2\nc a\n2\n');
+  });
+});
+
+describe('container configuration errors', () => {
+  it('a spawn error leaves the container waiting with CreateContainerConfigError, retried after 10 s or on a pod update', async () => {
+    let broken = true;
+    const clock = new FakeClock();
+    const events: string[] = [];
+    const p = pod([{ name: 'c', image: 'busybox', command: ['sleep', '3600'] }]);
+    const rt = new PodRuntime(p, clock.now(), {
+      backoff: newRestartBackoff({ clock }),
+      emit: (type, reason, message) => events.push(`${type} ${reason} ${message}`),
+      spawn: (c, _pod, now) => (broken ? { error: 'configmap "cfg" not found' } : defaultSpawn(c.spec, now)),
+    });
+    let r = rt.step(clock.now());
+    assert.deepEqual(rt.containers[0]!.state, { kind: 'waiting', reason: 'CreateContainerConfigError', message: 'configmap "cfg" not found' });
+    assert.ok(events.includes('Warning Failed Error: configmap "cfg" not found'));
+    assert.equal(r.nextAt, clock.now() + 10_000);
+    const count = events.length;
+    rt.step(clock.now() + 5000);
+    assert.equal(events.length, count, 'no retry before 10 s');
+    broken = false;
+    rt.updatePod({ ...p });
+    r = rt.step(clock.now() + 6000);
+    assert.equal(rt.containers[0]!.state.kind, 'running');
+    assert.equal(rt.containers[0]!.restartCount, 0);
   });
 });

@@ -40,6 +40,8 @@ import { formatGoDuration, type RestartBackoff } from './restart-backoff.js';
 export const PULL_RESYNC_MS = 1000;
 /** How long a container that ended shows as terminated before the next sync restarts it or backs off (the PLEG relist period). */
 export const CONTAINER_RESYNC_MS = 1000;
+/** How soon a container whose configuration could not be made (CreateContainerConfigError) is tried again (the pod worker's resync). */
+export const CONFIG_RETRY_MS = 10_000;
 /** The kubelet's minimum grace period when killing a container (minimumGracePeriodInSeconds). */
 export const MIN_KILL_GRACE_MS = 2000;
 /** Default terminationGracePeriodSeconds. */
@@ -98,6 +100,8 @@ export interface ContainerSim {
   kill?: Kill;
   /** Killed by a failed liveness/startup probe or postStart hook: restarts whatever its exit code (unless restartPolicy Never). */
   forceRestart?: boolean;
+  /** After a CreateContainerConfigError: the next attempt (sooner when the pod object changes). */
+  configRetryAt?: number;
 }
 
 export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed';
@@ -108,7 +112,7 @@ export interface PodRuntimeOptions {
   /** Delay between admission and the sandbox being ready (default 0). */
   startDelayMs?: number;
   /** Starts an instance of a container at `now` (default: the shell with a standard file system, no environment). */
-  spawn?: (c: ContainerSim, pod: Pod, now: number) => ContainerRun;
+  spawn?: (c: ContainerSim, pod: Pod, now: number) => ContainerRun | { error: string };
   /** HTTP GET from the node to host:port (probes and hooks); undefined: no network, only declared ports answer (200). */
   http?: HttpGet;
 }
@@ -225,7 +229,8 @@ export class PodRuntime {
       if (cs.lastState?.terminated) c.lastTerminated = term(cs.lastState.terminated);
       if (cs.state?.running) {
         const startedAt = ms(cs.state.running.startedAt, this.admittedAt);
-        c.state = { kind: 'running', id: id(cs.containerID), startedAt, run: this.spawn(c, startedAt) };
+        const run = this.spawn(c, startedAt);
+        c.state = 'error' in run ? { kind: 'waiting', reason: 'CreateContainerConfigError', message: run.error } : { kind: 'running', id: id(cs.containerID), startedAt, run };
         c.everStarted = true;
         c.probes = newProbeWorkers(c.spec, startedAt);
         for (const w of c.probes) w.nextAt = Math.max(w.nextAt, this.admittedAt);
@@ -276,6 +281,7 @@ export class PodRuntime {
 
   /** Takes a newer version of the pod object (annotations such as probe.kcm.dev/fail apply from the next step). */
   updatePod(pod: Pod): void {
+    if (pod !== this.pod) for (const c of this.all()) c.configRetryAt = undefined;
     this.pod = pod;
     this.forced = parseForcedFailures(pod);
   }
@@ -396,8 +402,9 @@ export class PodRuntime {
     return changed;
   }
 
-  private spawn(c: ContainerSim, now: number): ContainerRun {
+  private spawn(c: ContainerSim, now: number): ContainerRun | { error: string } {
     const run = this.opts.spawn ? this.opts.spawn(c, this.pod, now) : defaultSpawn(c.spec, now, this.pod.metadata?.name ?? 'localhost');
+    if ('error' in run) return run;
     if (c.log) c.previousLog = c.log;
     c.log = run.log;
     return run;
@@ -576,6 +583,10 @@ export class PodRuntime {
    * `restartable` is false for a first start. Returns whether anything changed.
    */
   private startOrBackoff(c: ContainerSim, now: number, restartable: boolean, due: number[]): boolean {
+    if (c.state.kind === 'waiting' && c.state.reason === 'CreateContainerConfigError' && c.configRetryAt !== undefined && now < c.configRetryAt) {
+      due.push(c.configRetryAt);
+      return false;
+    }
     const name = c.name;
     const bkey = `${this.key}/${name}`;
     // Restart backoff, measured from the last finish (kuberuntime doBackOff).
@@ -633,12 +644,22 @@ export class PodRuntime {
     } else {
       this.opts.emit('Normal', 'Pulled', `Container image "${image}" already present on machine`, c.fieldPath);
     }
+    const run = this.spawn(c, now);
+    if ('error' in run) {
+      c.configRetryAt = now + CONFIG_RETRY_MS;
+      // kubelet's generateContainerConfig failed: the container waits, and the next sync tries again.
+      this.opts.emit('Warning', 'Failed', `Error: ${run.error}`, c.fieldPath);
+      due.push(now + CONFIG_RETRY_MS);
+      if (c.state.kind === 'waiting' && c.state.reason === 'CreateContainerConfigError' && c.state.message === run.error) return false;
+      if (c.state.kind === 'terminated') c.lastTerminated = { ...c.state };
+      c.state = { kind: 'waiting', reason: 'CreateContainerConfigError', message: run.error };
+      return true;
+    }
     this.opts.emit('Normal', 'Created', `Created container: ${name}`, c.fieldPath);
     this.opts.emit('Normal', 'Started', `Started container ${name}`, c.fieldPath);
     if (c.state.kind === 'terminated') c.lastTerminated = { ...c.state };
     if (c.everStarted) c.restartCount++;
     c.everStarted = true;
-    const run = this.spawn(c, now);
     c.state = { kind: 'running', id: newContainerId(), startedAt: now, run };
     c.forceRestart = false;
     c.kill = undefined;

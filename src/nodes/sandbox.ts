@@ -18,7 +18,7 @@ import type { Container, Pod, Service } from 'kubernetes-types/core/v1.js';
 import type { EndpointSlice } from 'kubernetes-types/discovery/v1.js';
 import type { Clock } from '../util/clock/clock.js';
 import { ContainerRun, fallbackPrograms, prepareTerminationLog } from './container-process.js';
-import { PodVolumes, containerEnv, podHostnames, runtimeEnv, type NodeFacts, type ObjectSource } from './container/index.js';
+import { PodVolumes, containerEnv, expand, mappingFuncFor, podHostnames, runtimeEnv, type NodeFacts, type ObjectSource } from './container/index.js';
 import { containerArgv, httpServer, knownPrograms, seedImageFiles, servedPorts, type ServerHandler } from './images/index.js';
 import type { ContainerSim, PodRuntime } from './pod-runtime.js';
 import type { ExternalHandler, FileSystem, HttpHandler, HttpRequest, HttpResult } from './shell/index.js';
@@ -74,16 +74,26 @@ export class PodSandbox {
     this.facts = { ...this.facts, podIP };
   }
 
-  /** Starts an instance of `c` at `now` (PodRuntime's spawn). */
-  spawn(c: ContainerSim, now: number): ContainerRun {
+  /**
+   * Starts an instance of `c` at `now` (PodRuntime's spawn), or returns
+   * kubelet's CreateContainerConfigError message (a missing ConfigMap or
+   * Secret for the environment, a subPath that cannot be mounted).
+   */
+  spawn(c: ContainerSim, now: number): ContainerRun | { error: string } {
     const pod = this.pod;
-    const spec = c.spec;
     const names = podHostnames(pod);
+    if (names.error) return { error: names.error };
     const hostname = names.kernelHostname;
-    const envResult = containerEnv(pod, spec, this.view, this.facts);
+    const envResult = containerEnv(pod, c.spec, this.view, this.facts);
+    if (envResult.error) return { error: envResult.error };
+    // kubelet expands $(VAR) in command and args with the container's environment.
+    const vars = new Map(Object.entries(envResult.env));
+    const x = (words: string[] | undefined) => words?.map((w) => expand(w, mappingFuncFor(vars)));
+    const spec: Container = { ...c.spec, ...(c.spec.command ? { command: x(c.spec.command) } : {}), ...(c.spec.args ? { args: x(c.spec.args) } : {}) };
     const env = runtimeEnv(envResult.env, { hostname });
     const fsResult = this.volumes.containerFs(spec, envResult.env, { now, hostname, podIP: this.facts.podIP, seed: (fs) => void seedImageFiles(spec.image ?? '', fs) });
-    const fs = fsResult.fs ?? new PodVolumes({ metadata: pod.metadata ?? {}, spec: { containers: [] } }, this.view, this.facts, now).containerFs({ name: spec.name }, {}, { now, hostname }).fs!;
+    if (!fsResult.fs) return { error: fsResult.error };
+    const fs = fsResult.fs;
     prepareTerminationLog(fs, spec);
     if (spec.securityContext?.readOnlyRootFilesystem) readOnlyRoot(fs, spec);
     const known = knownPrograms({ podName: pod.metadata?.name ?? '', podIP: this.facts.podIP, hostname, image: spec.image ?? '', fsType: (p) => this.fsType(spec, p) });
