@@ -97,7 +97,8 @@ export class PodSandbox {
     prepareTerminationLog(fs, spec);
     if (spec.securityContext?.readOnlyRootFilesystem) readOnlyRoot(fs, spec);
     const known = knownPrograms({ podName: pod.metadata?.name ?? '', podIP: this.facts.podIP, hostname, image: spec.image ?? '', fsType: (p) => this.fsType(spec, p) });
-    const external: ExternalHandler = (argv, ctx) => known(argv, ctx) ?? fallbackPrograms(argv, ctx);
+    const privileges = privilegeFacts(pod, spec);
+    const external: ExternalHandler = (argv, ctx) => privileged(argv, privileges) ?? known(argv, ctx) ?? fallbackPrograms(argv, ctx);
     return new ContainerRun({ fs, env, hostname, argv: containerArgv(spec), external, http: this.net.httpHandler(this.facts.podIP), dns: (n) => this.net.resolve(n, pod.metadata?.namespace ?? 'default') }, now);
   }
 
@@ -291,4 +292,35 @@ function readOnlyRoot(fs: FileSystem, c: Container): void {
       /* not there */
     }
   }
+}
+
+interface PrivilegeFacts {
+  privileged: boolean;
+  /** allowPrivilegeEscalation (unset: allowed, as the runtime's default no_new_privs off). */
+  escalation: boolean;
+  runAsUser: number;
+}
+
+function privilegeFacts(pod: Pod, c: Container): PrivilegeFacts {
+  const sc = c.securityContext ?? {};
+  return {
+    privileged: sc.privileged === true,
+    escalation: sc.allowPrivilegeEscalation !== false,
+    runAsUser: sc.runAsUser ?? pod.spec?.securityContext?.runAsUser ?? 0,
+  };
+}
+
+/**
+ * Programs whose outcome depends on the container's privileges: `ip link
+ * add` needs CAP_NET_ADMIN (privileged), and the e2e image nonewprivs' `nnp`
+ * (setuid root) prints its effective uid: 0 unless allowPrivilegeEscalation
+ * is false, then runAsUser.
+ */
+function privileged(argv: string[], p: PrivilegeFacts): ReturnType<ExternalHandler> {
+  const name = argv[0]!.slice(argv[0]!.lastIndexOf('/') + 1);
+  if (name === 'ip' && argv[1] === 'link' && argv[2] === 'add') {
+    return p.privileged ? { exitCode: 0 } : { exitCode: 2, stderr: 'ip: RTNETLINK answers: Operation not permitted\n' };
+  }
+  if (name === 'nnp') return { exitCode: 0, stdout: `Effective uid: ${p.escalation ? 0 : p.runAsUser}\n` };
+  return undefined;
 }

@@ -84,6 +84,9 @@ export function imageConfig(image: string): ImageConfig | undefined {
       return { entrypoint: ['/agnhost'], cmd: ['pause'] };
     case 'pause':
       return { entrypoint: ['/pause'], cmd: [] };
+    case 'nonewprivs':
+      // test/images/nonewprivs: a setuid program that prints its effective uid
+      return { entrypoint: [], cmd: ['nnp'] };
     case 'redis':
       return { entrypoint: ['docker-entrypoint.sh'], cmd: ['redis-server'], expose: [6379] };
     case 'perl': {
