@@ -138,6 +138,8 @@ export interface SpawnContext {
   external?: ExternalHandler;
   http?: HttpHandler;
   dns?: (name: string) => string[] | undefined;
+  /** The user its processes run as (securityContext); default root. */
+  user?: { uid: number; gid: number; groups: number[] };
 }
 
 /** One running instance of a container. */
@@ -165,6 +167,7 @@ export class ContainerRun {
             ...(ctx.external ? { external: ctx.external } : {}),
             ...(ctx.http ? { http: ctx.http } : {}),
             ...(ctx.dns ? { dns: ctx.dns } : {}),
+            ...(ctx.user ? { user: ctx.user } : {}),
           });
   }
 
@@ -267,6 +270,7 @@ export class ContainerRun {
         ...(this.ctx.external ? { external: this.ctx.external } : {}),
         ...(this.ctx.http ? { http: this.ctx.http } : {}),
         ...(this.ctx.dns ? { dns: this.ctx.dns } : {}),
+        ...(this.ctx.user ? { user: this.ctx.user } : {}),
         ...(stdin !== undefined ? { stdin } : {}),
       };
   }

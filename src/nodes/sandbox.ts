@@ -99,7 +99,12 @@ export class PodSandbox {
     const known = knownPrograms({ podName: pod.metadata?.name ?? '', podIP: this.facts.podIP, hostname, image: spec.image ?? '', fsType: (p) => this.fsType(spec, p) });
     const privileges = privilegeFacts(pod, spec);
     const external: ExternalHandler = (argv, ctx) => privileged(argv, privileges) ?? known(argv, ctx) ?? fallbackPrograms(argv, ctx);
-    return new ContainerRun({ fs, env, hostname, argv: containerArgv(spec), external, http: this.net.httpHandler(this.facts.podIP), dns: (n) => this.net.resolve(n, pod.metadata?.namespace ?? 'default') }, now);
+    const psc = pod.spec?.securityContext;
+    const uid = spec.securityContext?.runAsUser ?? psc?.runAsUser ?? 0;
+    // Without runAsGroup the primary group is the image's for that user (busybox: nobody -> nogroup), else 0.
+    const gid = spec.securityContext?.runAsGroup ?? psc?.runAsGroup ?? (uid === 65534 ? 65534 : 0);
+    const groups = [...(psc?.fsGroup !== undefined ? [psc.fsGroup] : []), ...(psc?.supplementalGroups ?? [])];
+    return new ContainerRun({ fs, env, hostname, argv: containerArgv(spec), external, user: { uid, gid, groups }, http: this.net.httpHandler(this.facts.podIP), dns: (n) => this.net.resolve(n, pod.metadata?.namespace ?? 'default') }, now);
   }
 
   /** An HTTP GET from the node (probes, hooks): to this pod's own IP, or anywhere in the simulated network. */

@@ -181,3 +181,11 @@ describe('wget and curl', () => {
     assert.equal(r.stdout, "Server:\t\t10.96.0.10\nAddress:\t10.96.0.10:53\n\nName:\tkubernetes.default\nAddress: 10.96.0.1\n\nServer:\t\t10.96.0.10\nAddress:\t10.96.0.10:53\n\n** server can't find nope: NXDOMAIN\n\n1\n");
   });
 });
+
+describe('id as another user', () => {
+  it('prints the securityContext user and groups', () => {
+    const user = { uid: 65534, gid: 65534, groups: [2000] };
+    assert.equal(out('id -u; id -g; id -G; whoami', { user }), '65534\n65534\n65534 2000\nnobody\n');
+    assert.equal(out('id', { user: { uid: 1000, gid: 0, groups: [] } }), 'uid=1000 gid=0 groups=0\n');
+  });
+});

@@ -789,12 +789,36 @@ def('cd', function* (argv, sh, io) {
   return 0;
 });
 
-def(['id', 'whoami'], function* (argv, _sh, io) {
-  if (argv[0] === 'whoami') io.stdout.write('root\n');
+def(['id', 'whoami'], function* (argv, sh, io) {
+  const u = sh.proc.ctx.user;
+  if (!u || u.uid === 0) {
+    if (argv[0] === 'whoami') io.stdout.write('root\n');
+    else {
+      const o = opts(argv);
+      if (o.f.has('u') || o.f.has('g') || o.f.has('G')) io.stdout.write(o.f.has('n') ? 'root\n' : `${o.f.has('G') && u ? [0, ...u.groups].join(' ') : '0'}\n`);
+      else io.stdout.write('uid=0(root) gid=0(root) groups=0(root),1(bin),2(daemon),3(sys),4(adm),6(disk),10(wheel),11(floppy),20(dialout),26(tape),27(video)\n');
+    }
+    return 0;
+  }
+  // A user the image's /etc/passwd does not name (busybox: 65534 is nobody).
+  const name = (id: number, kind: 'user' | 'group') => (id === 65534 ? (kind === 'user' ? 'nobody' : 'nogroup') : undefined);
+  const fmt = (id: number, kind: 'user' | 'group') => (name(id, kind) ? `${id}(${name(id, kind)})` : String(id));
+  if (argv[0] === 'whoami') {
+    const n = name(u.uid, 'user');
+    if (n) io.stdout.write(`${n}\n`);
+    else {
+      io.stderr.write(`whoami: unknown uid ${u.uid}\n`);
+      return 1;
+    }
+    return 0;
+  }
+  const o = opts(argv);
+  if (o.f.has('u')) io.stdout.write(`${o.f.has('n') ? (name(u.uid, 'user') ?? u.uid) : u.uid}\n`);
+  else if (o.f.has('g')) io.stdout.write(`${o.f.has('n') ? (name(u.gid, 'group') ?? u.gid) : u.gid}\n`);
+  else if (o.f.has('G')) io.stdout.write(`${[u.gid, ...u.groups.filter((g) => g !== u.gid)].join(' ')}\n`);
   else {
-    const o = opts(argv);
-    if (o.f.has('u') || o.f.has('g') || o.f.has('G')) io.stdout.write(o.f.has('n') ? 'root\n' : '0\n');
-    else io.stdout.write('uid=0(root) gid=0(root) groups=0(root),1(bin),2(daemon),3(sys),4(adm),6(disk),10(wheel),11(floppy),20(dialout),26(tape),27(video)\n');
+    const groups = [u.gid, ...u.groups.filter((g) => g !== u.gid)];
+    io.stdout.write(`uid=${fmt(u.uid, 'user')} gid=${fmt(u.gid, 'group')}${groups.length > 0 ? ` groups=${groups.map((g) => fmt(g, 'group')).join(',')}` : ''}\n`);
   }
   return 0;
 });

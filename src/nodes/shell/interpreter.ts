@@ -137,6 +137,8 @@ export interface ProcessContext {
   dns?: ((name: string) => string[] | undefined) | undefined;
   external?: ExternalHandler | undefined;
   nproc: number;
+  /** The process's user and groups (securityContext runAsUser, runAsGroup, supplementalGroups/fsGroup); default root. */
+  user?: { uid: number; gid: number; groups: number[] };
   uname: { sysname: string; release: string; machine: string; version: string };
   /** A trapped signal interrupts `sleep`, `wait` and blocked programs (default true). */
   trapInterruptsSleep: boolean;

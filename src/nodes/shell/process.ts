@@ -82,6 +82,8 @@ export interface StartOptions {
   /** A trapped signal interrupts `sleep`/`wait`/blocked programs at once (default true). */
   trapInterruptsSleep?: boolean;
   nproc?: number;
+  /** uid, gid and supplementary groups for `id` (default root). */
+  user?: { uid: number; gid: number; groups: number[] };
   uname?: Partial<ProcessContext['uname']>;
 }
 
@@ -121,6 +123,7 @@ export class ShellProcess {
       dns: o.dns,
       external: o.external,
       nproc: o.nproc ?? 2,
+      ...(o.user ? { user: o.user } : {}),
       uname: { sysname: 'Linux', release: '6.6.0-kcm', machine: 'x86_64', version: '#1 SMP PREEMPT_DYNAMIC', ...o.uname },
       trapInterruptsSleep: o.trapInterruptsSleep ?? true,
     };
