@@ -186,6 +186,6 @@ describe('id as another user', () => {
   it('prints the securityContext user and groups', () => {
     const user = { uid: 65534, gid: 65534, groups: [2000] };
     assert.equal(out('id -u; id -g; id -G; whoami', { user }), '65534\n65534\n65534 2000\nnobody\n');
-    assert.equal(out('id', { user: { uid: 1000, gid: 0, groups: [] } }), 'uid=1000 gid=0 groups=0\n');
+    assert.equal(out('id', { user: { uid: 1000, gid: 0, groups: [] } }), 'uid=1000 gid=0(root) groups=0(root)\n');
   });
 });

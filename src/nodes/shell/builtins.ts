@@ -801,7 +801,7 @@ def(['id', 'whoami'], function* (argv, sh, io) {
     return 0;
   }
   // A user the image's /etc/passwd does not name (busybox: 65534 is nobody).
-  const name = (id: number, kind: 'user' | 'group') => (id === 65534 ? (kind === 'user' ? 'nobody' : 'nogroup') : undefined);
+  const name = (id: number, kind: 'user' | 'group') => (id === 0 ? 'root' : id === 65534 ? (kind === 'user' ? 'nobody' : 'nogroup') : undefined);
   const fmt = (id: number, kind: 'user' | 'group') => (name(id, kind) ? `${id}(${name(id, kind)})` : String(id));
   if (argv[0] === 'whoami') {
     const n = name(u.uid, 'user');
