@@ -305,25 +305,26 @@ export class GoLiteral {
   }
 }
 
-/** Go's %q for strings: double quotes, Go escapes for control characters. */
+const GO_PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
+
+/** Go's strconv.Quote (what `%q` prints): `"a\"b\n"`, `\x07`-style escapes for control bytes, `\u` for other non-printables. */
 export function goQuote(s: string): string {
   let out = '"';
   for (const ch of s) {
-    const c = ch.codePointAt(0)!;
-    switch (ch) {
-      case '"': out += '\\"'; break;
-      case '\\': out += '\\\\'; break;
-      case '\n': out += '\\n'; break;
-      case '\r': out += '\\r'; break;
-      case '\t': out += '\\t'; break;
-      case '\x07': out += '\\a'; break;
-      case '\b': out += '\\b'; break;
-      case '\f': out += '\\f'; break;
-      case '\v': out += '\\v'; break;
-      default:
-        if (c < 0x20 || c === 0x7f) out += `\\x${c.toString(16).padStart(2, '0')}`;
-        else out += ch;
-    }
+    const r = ch.codePointAt(0)!;
+    if (ch === '"' || ch === '\\') out += '\\' + ch;
+    else if (GO_PRINTABLE.test(ch)) out += ch;
+    else if (ch === '\x07') out += '\\a';
+    else if (ch === '\b') out += '\\b';
+    else if (ch === '\f') out += '\\f';
+    else if (ch === '\n') out += '\\n';
+    else if (ch === '\r') out += '\\r';
+    else if (ch === '\t') out += '\\t';
+    else if (ch === '\v') out += '\\v';
+    else if (r < 0x20 || r === 0x7f) out += '\\x' + r.toString(16).padStart(2, '0');
+    else if (r >= 0xd800 && r <= 0xdfff) out += '\\ufffd';
+    else if (r < 0x10000) out += '\\u' + r.toString(16).padStart(4, '0');
+    else out += '\\U' + r.toString(16).padStart(8, '0');
   }
   return out + '"';
 }

@@ -7,29 +7,9 @@
 import type { Container, ObjectFieldSelector, Pod, ResourceFieldSelector } from 'kubernetes-types/core/v1.js';
 import { isZero, milliValue, parseQuantity, toQuantity, value, type Quantity } from '../../api/quantity.js';
 
-const PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
-
-/** Go's strconv.Quote (what `%q` prints): `"a\"b\n"`. */
-export function goQuote(s: string): string {
-  let out = '"';
-  for (const ch of s) {
-    const r = ch.codePointAt(0)!;
-    if (ch === '"' || ch === '\\') out += '\\' + ch;
-    else if (PRINTABLE.test(ch)) out += ch;
-    else if (ch === '\x07') out += '\\a';
-    else if (ch === '\b') out += '\\b';
-    else if (ch === '\f') out += '\\f';
-    else if (ch === '\n') out += '\\n';
-    else if (ch === '\r') out += '\\r';
-    else if (ch === '\t') out += '\\t';
-    else if (ch === '\v') out += '\\v';
-    else if (r < 0x20 || r === 0x7f) out += '\\x' + r.toString(16).padStart(2, '0');
-    else if (r >= 0xd800 && r <= 0xdfff) out += '\\ufffd';
-    else if (r < 0x10000) out += '\\u' + r.toString(16).padStart(4, '0');
-    else out += '\\U' + r.toString(16).padStart(8, '0');
-  }
-  return out + '"';
-}
+/** Go's strconv.Quote (what `%q` prints). */
+import { goQuote } from '../../api/validation.js';
+export { goQuote };
 
 function goLess(a: string, b: string): number {
   // Go compares strings bytewise (UTF-8), which orders code points; JS `<` orders UTF-16 units.

@@ -1,25 +1,18 @@
 /** Go standard library formats that agnhost's output depends on (fmt %q, os.FileMode, encoding/json, time, log). */
 import type { FsNode } from '../shell/index.js';
 
-/** strconv.Quote / fmt %q. */
-export function goQuote(s: string): string {
+/** The escapes strconv.Quote and encoding/json share. */
+const COMMON_ESCAPES: Record<string, string> = { '"': '\\"', '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+/** A double-quoted string: the common escapes, then `other` for the rest (undefined keeps the character). */
+function quoteWith(s: string, other: (ch: string, c: number) => string | undefined): string {
   let out = '"';
-  for (const ch of s) {
-    const c = ch.codePointAt(0)!;
-    if (ch === '"') out += '\\"';
-    else if (ch === '\\') out += '\\\\';
-    else if (ch === '\n') out += '\\n';
-    else if (ch === '\r') out += '\\r';
-    else if (ch === '\t') out += '\\t';
-    else if (c === 7) out += '\\a';
-    else if (c === 8) out += '\\b';
-    else if (c === 12) out += '\\f';
-    else if (c === 11) out += '\\v';
-    else if (c < 0x20 || c === 0x7f) out += '\\x' + c.toString(16).padStart(2, '0');
-    else out += ch;
-  }
+  for (const ch of s) out += COMMON_ESCAPES[ch] ?? other(ch, ch.codePointAt(0)!) ?? ch;
   return out + '"';
 }
+
+/** strconv.Quote / fmt %q. */
+export { goQuote } from '../../api/validation.js';
 
 /** os.FileMode.String() of what os.Stat returns for a node (symlinks already followed). */
 export function goFileMode(n: FsNode, permOnly = false): string {
@@ -42,18 +35,7 @@ export function goFileMode(n: FsNode, permOnly = false): string {
 
 /** encoding/json string encoding (HTML-safe: <, >, & escaped; U+2028/2029 escaped). */
 export function goJSONString(s: string): string {
-  let out = '"';
-  for (const ch of s) {
-    const c = ch.codePointAt(0)!;
-    if (ch === '"') out += '\\"';
-    else if (ch === '\\') out += '\\\\';
-    else if (ch === '\n') out += '\\n';
-    else if (ch === '\r') out += '\\r';
-    else if (ch === '\t') out += '\\t';
-    else if (c < 0x20 || ch === '<' || ch === '>' || ch === '&' || c === 0x2028 || c === 0x2029) out += '\\u' + c.toString(16).padStart(4, '0');
-    else out += ch;
-  }
-  return out + '"';
+  return quoteWith(s, (ch, c) => (c < 0x20 || ch === '<' || ch === '>' || ch === '&' || c === 0x2028 || c === 0x2029 ? '\\u' + c.toString(16).padStart(4, '0') : undefined));
 }
 
 /** json.Marshal of a map[string]string or map[string][]string (keys sorted, as Go does). */

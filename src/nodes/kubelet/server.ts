@@ -22,7 +22,7 @@ import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { Clock } from '../../util/clock/clock.js';
 import type { Logger } from '../../util/log/logger.js';
 import type { ContainerSim, PodRuntime } from '../pod-runtime.js';
-import type { ContainerLog } from '../container-process.js';
+import { formatLogTime, type ContainerLog } from '../container-process.js';
 import { parseExecQuery, parsePortForwardQuery, serveRemoteCommand, servePortForward, type ExecStreams, type ExecOutcome } from './streaming/index.js';
 import { runLiveExec } from './live-exec.js';
 
@@ -138,7 +138,7 @@ export function startKubeletServer(o: KubeletServerOptions): Promise<KubeletServ
         if (nl < 0) return;
         const complete = partial.slice(0, nl + 1);
         partial = partial.slice(nl + 1);
-        let out = timestamps ? complete.split(/(?<=\n)/).map((line) => `${formatTs(partialAt)} ${line}`).join('') : complete;
+        let out = timestamps ? complete.split(/(?<=\n)/).map((line) => `${formatLogTime(partialAt)} ${line}`).join('') : complete;
         if (limitBytes !== undefined && sent + Buffer.byteLength(out) > limitBytes) out = Buffer.from(out).subarray(0, limitBytes - sent).toString();
         sent += Buffer.byteLength(out);
         res.write(out);
@@ -148,7 +148,7 @@ export function startKubeletServer(o: KubeletServerOptions): Promise<KubeletServ
         }
       },
       () => {
-        if (partial) res.write(timestamps ? `${formatTs(partialAt)} ${partial}` : partial);
+        if (partial) res.write(timestamps ? `${formatLogTime(partialAt)} ${partial}` : partial);
         res.end();
       },
     );
@@ -242,10 +242,6 @@ export function startKubeletServer(o: KubeletServerOptions): Promise<KubeletServ
   });
 }
 
-function formatTs(ms: number): string {
-  const iso = new Date(ms).toISOString();
-  return `${iso.slice(0, 19)}.${iso.slice(20, 23)}000000Z`;
-}
 
 /** `kubectl attach`: the main process's output from now on until it ends (its stdin is not connected). */
 function attach(l: ContainerLog, s: ExecStreams): Promise<ExecOutcome> {
