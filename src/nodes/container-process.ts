@@ -386,6 +386,23 @@ export function prepareTerminationLog(fs: FileSystem, c: Container): void {
   }
 }
 
+const SHELL_NAMES = new Set(['sh', 'bash', 'ash', 'dash']);
+
+/** A shell run without a script (`sh`, `/bin/bash -i`): it reads its commands from stdin. */
+export function isInteractiveShell(argv: readonly string[]): boolean {
+  if (argv.length === 0 || !SHELL_NAMES.has(argv[0]!.slice(argv[0]!.lastIndexOf('/') + 1))) return false;
+  return argv.slice(1).every((a) => /^-[a-z]*$/.test(a) && !/^-[a-z]*c[a-z]*$/.test(a));
+}
+
+/**
+ * The main process's argv: a shell reading stdin of a container with
+ * `stdin: true` waits for input that `kubectl attach` may send, so it runs
+ * until stopped (`[]`) instead of ending at once on an empty stdin.
+ */
+export function mainArgv(c: Container, argv: string[]): string[] {
+  return c.stdin && isInteractiveShell(argv) ? [] : argv;
+}
+
 /** A container's argv from its spec alone (command, then args); [] when it has neither. */
 export function specArgv(c: Container): string[] {
   return [...(c.command ?? []), ...(c.args ?? [])];
@@ -395,5 +412,5 @@ export function specArgv(c: Container): string[] {
 export function defaultSpawn(c: Container, now: number, hostname = 'localhost'): ContainerRun {
   const fs = createStandardFs({ hostname, now });
   prepareTerminationLog(fs, c);
-  return new ContainerRun({ fs, env: {}, hostname, argv: specArgv(c), external: fallbackPrograms }, now);
+  return new ContainerRun({ fs, env: {}, hostname, argv: mainArgv(c, specArgv(c)), external: fallbackPrograms }, now);
 }

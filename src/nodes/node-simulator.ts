@@ -292,6 +292,7 @@ class Simulator implements NodeSimulator {
             return e && pod && pod.metadata?.uid === e.uid ? { pod, runtime: e.runtime } : undefined;
           },
           pods: () => [...this.pods.keys()].map((k) => this.podInformer.getStore().getByKey(k) as Pod | undefined).filter((p): p is Pod => !!p),
+          kick: (ns, name) => this.enqueue(`${ns}/${name}`),
           http: (ns, name, port, req) => {
             const e = this.pods.get(`${ns}/${name}`);
             if (!e) return `pod "${name}" does not exist`;

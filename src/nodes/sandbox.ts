@@ -17,7 +17,7 @@
 import type { Container, Pod, Service } from 'kubernetes-types/core/v1.js';
 import type { EndpointSlice } from 'kubernetes-types/discovery/v1.js';
 import type { Clock } from '../util/clock/clock.js';
-import { ContainerRun, fallbackPrograms, prepareTerminationLog } from './container-process.js';
+import { ContainerRun, fallbackPrograms, mainArgv, prepareTerminationLog } from './container-process.js';
 import { PodVolumes, containerEnv, expand, mappingFuncFor, podHostnames, runtimeEnv, type NodeFacts, type ObjectSource } from './container/index.js';
 import { containerArgv, httpServer, knownPrograms, seedImageFiles, servedPorts, type ServerHandler } from './images/index.js';
 import type { ContainerSim, PodRuntime } from './pod-runtime.js';
@@ -104,7 +104,7 @@ export class PodSandbox {
     // Without runAsGroup the primary group is the image's for that user (busybox: nobody -> nogroup), else 0.
     const gid = spec.securityContext?.runAsGroup ?? psc?.runAsGroup ?? (uid === 65534 ? 65534 : 0);
     const groups = [...(psc?.fsGroup !== undefined ? [psc.fsGroup] : []), ...(psc?.supplementalGroups ?? [])];
-    return new ContainerRun({ fs, env, hostname, argv: containerArgv(spec), external, user: { uid, gid, groups }, http: this.net.httpHandler(this.facts.podIP), dns: (n) => this.net.resolve(n, pod.metadata?.namespace ?? 'default') }, now);
+    return new ContainerRun({ fs, env, hostname, argv: mainArgv(spec, containerArgv(spec)), external, user: { uid, gid, groups }, http: this.net.httpHandler(this.facts.podIP), dns: (n) => this.net.resolve(n, pod.metadata?.namespace ?? 'default') }, now);
   }
 
   /** An HTTP GET from the node (probes, hooks): to this pod's own IP, or anywhere in the simulated network. */

@@ -63,6 +63,12 @@ describe('simulated containers e2e', { timeout: 240_000 }, () => {
     assert.match(await kcm.kubectlOk(['logs', 'ticker', '-c', 'crash', '--previous', '-n', 'default']), /^run at \d+\n$/);
   });
 
+  it('kubectl run -i --rm shows the output of a one-off pod and deletes it', async () => {
+    const out = await kcm.kubectlOk(['run', '-i', '--rm', '--restart=Never', 'oneoff', '--image=busybox', '-n', 'default', '--', 'sh', '-c', 'sleep 1; echo "hello from $(hostname)"'], { timeoutMs: 60_000 });
+    assert.match(out, /hello from oneoff\n/);
+    await waitFor(async () => (await kcm.kubectl(['get', 'pod', 'oneoff', '-n', 'default'])).code !== 0 || undefined, 30_000, 'oneoff deleted', 300);
+  });
+
   it('exec runs in the container: output, exit code, stdin, and files the container wrote', async () => {
     await apply(pod('shell', [{ name: 'sh', image: 'busybox', command: ['sh', '-c', 'echo ready > /tmp/state; sleep 3600'] }]));
     await running('shell');

@@ -13,11 +13,10 @@
  * - a command still running when the client goes away is killed.
  */
 import type { Clock } from '../../util/clock/clock.js';
-import type { ContainerRun } from '../container-process.js';
+import { isInteractiveShell, type ContainerRun } from '../container-process.js';
 import type { ShellProcess } from '../shell/index.js';
 import type { ExecOutcome, ExecStreams } from './streaming/index.js';
 
-const SHELLS = new Set(['sh', 'bash', 'ash', 'dash']);
 const QUIET_STDIN_MS = 250;
 
 function base(p: string): string {
@@ -76,7 +75,7 @@ async function drive(p: ShellProcess, clock: Clock, s: ExecStreams, tty: boolean
 /** Runs `kubectl exec`'s command in the container. */
 export async function runLiveExec(run: ContainerRun, command: string[], s: ExecStreams, clock: Clock): Promise<ExecOutcome> {
   if (command.length === 0) return { error: 'command is required' };
-  const interactive = s.tty && !!s.stdin && SHELLS.has(base(command[0]!)) && !command.slice(1).some((a) => /^-[a-z]*c$/.test(a));
+  const interactive = s.tty && !!s.stdin && isInteractiveShell(command);
   if (interactive) return repl(run, command, s, clock);
   const stdin = await readStdin(s);
   const p = run.startExec(command, clock.now(), stdin || undefined);

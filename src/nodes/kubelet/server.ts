@@ -22,7 +22,8 @@ import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { Clock } from '../../util/clock/clock.js';
 import type { Logger } from '../../util/log/logger.js';
 import type { ContainerSim, PodRuntime } from '../pod-runtime.js';
-import { formatLogTime, type ContainerLog } from '../container-process.js';
+import { formatLogTime, isInteractiveShell, type ContainerLog } from '../container-process.js';
+import { containerArgv } from '../images/index.js';
 import { parseExecQuery, parsePortForwardQuery, serveRemoteCommand, servePortForward, type ExecStreams, type ExecOutcome } from './streaming/index.js';
 import { runLiveExec } from './live-exec.js';
 
@@ -41,6 +42,8 @@ export interface KubeletHost {
   pods(): Pod[];
   /** What the pod answers on `port` (its simulated server), or an error text such as a refused connection. */
   http(namespace: string, name: string, port: number, req: { method: string; path: string; headers: Record<string, string>; body: string }): HttpAnswer | string;
+  /** The pod needs a sync (a container's process ended from here). */
+  kick(namespace: string, name: string): void;
 }
 
 export interface KubeletServerOptions {
@@ -216,7 +219,20 @@ export function startKubeletServer(o: KubeletServerOptions): Promise<KubeletServ
     serveRemoteCommand(req, socket, head, opts, async (s: ExecStreams): Promise<ExecOutcome> => {
       if (c.state.kind !== 'running') return { error: `container not found ("${c.name}")` };
       const run = c.state.run;
-      if (kind === 'attach') return attach(run.log, s);
+      if (kind === 'attach') {
+        // A shell waiting on stdin (stdin: true): attaching with a terminal gives its prompt.
+        const argv = containerArgv(c.spec);
+        if (c.spec.stdin && s.tty && s.stdin && isInteractiveShell(argv)) {
+          // The prompt is the container's main process: when it exits, so does the container.
+          const r = await runLiveExec(run, argv, s, o.clock);
+          if (!s.closed || c.spec.stdinOnce) {
+            run.exitNow('exitCode' in r ? r.exitCode : 1, o.clock.now());
+            o.host.kick(parts[1]!, parts[2]!);
+          }
+          return { exitCode: 0 };
+        }
+        return attach(run.log, s);
+      }
       return runLiveExec(run, opts.command, s, o.clock);
     });
   };
