@@ -41,6 +41,18 @@ export const nodesFlags = {
     usage: "As the kubelet's flag: 'external' registers nodes with the taint node.cloudprovider.kubernetes.io/uninitialized for a cloud controller (kcm controller-manager --cloud-provider=local) to initialise.",
     section: 'Nodes',
   },
+  'unpullable-images': {
+    type: 'stringList',
+    default: [],
+    usage: 'Images the simulated nodes fail to pull (ErrImagePull, ImagePullBackOff), as globs matched against the image as written and as containerd names it (docker.io/library/nginx:latest), e.g. "*:broken,registry.example.com/*". Images that cannot exist (.invalid registries, tags such as :404 or :non-existent) always fail.',
+    section: 'Nodes',
+  },
+  'pullable-images': {
+    type: 'stringList',
+    default: [],
+    usage: 'When set, the only images the simulated nodes can pull (globs as --unpullable-images); every other image fails as not found, as on an air-gapped node.',
+    section: 'Nodes',
+  },
   'kubelet-port': {
     type: 'int',
     default: 0,
@@ -153,6 +165,7 @@ export async function run(args: string[]): Promise<number> {
       taints: v['cloud-provider'] === 'external' ? [...taints, { key: 'node.cloudprovider.kubernetes.io/uninitialized', value: 'true', effect: 'NoSchedule' }] : taints,
       zones: v['node-zones'],
       gracefulShutdown: v['graceful-shutdown'],
+      imagePullRule: { unpullable: [...v['unpullable-images']], pullable: [...v['pullable-images']] },
       kubeletVersion,
       ...(v['kubelet-port'] >= 0 ? { kubeletServer: { port: v['kubelet-port'], ...(v['kubelet-token'] ? { token: v['kubelet-token'] } : {}) } } : {}),
     });

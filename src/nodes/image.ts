@@ -9,6 +9,13 @@
  *   `gb-redisslave:nonexistent`): `nonexistent`, `non-existent`,
  *   `doesnotexist`, `does-not-exist`, `notfound`, `not-found`, `404`,
  *   `invalid`, `invalid-tag`: the registry answers `not found`.
+ *
+ * An ImagePullRule adds to that (`kcm up --unpullable-images`,
+ * `--pullable-images`): images matching an `unpullable` pattern fail as not
+ * found, and when `pullable` patterns are given, every image matching none of
+ * them does too (an air-gapped node with a few images). Patterns are globs
+ * (`*` any characters, `?` one) matched against the image as written and as
+ * containerd names it (`docker.io/library/nginx:latest`).
  */
 import { createHash } from 'node:crypto';
 
@@ -38,11 +45,30 @@ function tagOf(image: string): string | undefined {
   return colon < 0 ? undefined : last.slice(colon + 1);
 }
 
-/** False for images that can never be pulled (see the module comment). */
-export function isPullable(image: string): boolean {
+/** Extra pull rules (see the module comment). */
+export interface ImagePullRule {
+  unpullable?: readonly string[];
+  pullable?: readonly string[];
+}
+
+function globMatch(pattern: string, text: string): boolean {
+  const re = new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
+  return re.test(text);
+}
+
+function matchesAny(patterns: readonly string[], image: string): boolean {
+  const names = [image, normalizeImage(image)];
+  return patterns.some((p) => names.some((n) => globMatch(p, n)));
+}
+
+/** False for images that cannot be pulled: those that cannot exist (see the module comment), and those the rule refuses. */
+export function isPullable(image: string, rule: ImagePullRule = {}): boolean {
   if (unresolvableHost(image)) return false;
   const tag = tagOf(image);
-  return !(tag !== undefined && MISSING_TAGS.has(tag.toLowerCase()));
+  if (tag !== undefined && MISSING_TAGS.has(tag.toLowerCase())) return false;
+  if (rule.unpullable && matchesAny(rule.unpullable, image)) return false;
+  if (rule.pullable && rule.pullable.length > 0 && !matchesAny(rule.pullable, image)) return false;
+  return true;
 }
 
 /**

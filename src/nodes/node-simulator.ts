@@ -57,6 +57,7 @@ import { buildPodStatus } from './pod-status.js';
 import { newRestartBackoff, type RestartBackoff } from './restart-backoff.js';
 import { POD_ATTACH_AND_MOUNT_TIMEOUT_MS, failedMountMessage, podVolumeState, type VolumeLookup } from './volume-manager.js';
 import { PodSandbox, SimNetwork, type ClusterView } from './sandbox.js';
+import type { ImagePullRule } from './image.js';
 import { createStandardFs, type FileSystem } from './shell/index.js';
 import { KUBELET_ENDPOINT_ANNOTATION, startKubeletServer, type KubeletServer } from './kubelet/server.js';
 
@@ -115,6 +116,8 @@ export interface NodeSimulatorOptions {
    * `kcm nodes` turn it on.
    */
   kubeletServer?: { token?: string; address?: string; port?: number };
+  /** Images that fail to pull beyond those that cannot exist (image.ts). */
+  imagePullRule?: ImagePullRule;
 }
 
 export interface NodeSimulator {
@@ -710,6 +713,7 @@ class Simulator implements NodeSimulator {
         emit: (type, reason, message, fieldPath) => recorder.event(fieldPath ? { ...ref, fieldPath } : ref, type, reason, message),
         spawn: (c, _pod, at) => sandbox!.spawn(c, at),
         http: (host, port, path) => sandbox!.httpGet(host, port, path),
+        ...(this.opts.imagePullRule ? { imagePullRule: this.opts.imagePullRule } : {}),
       });
       const allocatable = (node.status?.allocatable as Record<string, string> | undefined) ?? { ...this.capacity };
       sn.hostFs ??= createStandardFs({

@@ -164,3 +164,16 @@ describe('PodRuntime', () => {
     assert.equal(s.phase, 'Failed');
   });
 });
+
+describe('image pull rule', () => {
+  it('fails images an unpullable pattern matches, and with a pullable list every image outside it', async () => {
+    const { isPullable } = await import('./image.js');
+    assert.equal(isPullable('nginx'), true);
+    assert.equal(isPullable('nginx:broken', { unpullable: ['*:broken'] }), false);
+    assert.equal(isPullable('registry.example.com/team/app:1', { unpullable: ['registry.example.com/*'] }), false);
+    assert.equal(isPullable('nginx', { unpullable: ['docker.io/library/nginx:latest'] }), false);
+    assert.equal(isPullable('busybox', { pullable: ['nginx*', 'docker.io/library/nginx*'] }), false);
+    assert.equal(isPullable('nginx:1.25', { pullable: ['nginx*'] }), true);
+    assert.equal(isPullable('foo:404', { pullable: ['*'] }), false);
+  });
+});

@@ -33,7 +33,7 @@ import { randomBytes } from 'node:crypto';
 import type { Container, ContainerStateTerminated, ContainerStatus, Pod, PodStatus } from 'kubernetes-types/core/v1.js';
 import { isForced, newProbeWorkers, parseForcedFailures, periodMs, probeKindTitle, recordOutcome, runProbe, type ProbeKind, type ProbeWorker } from './probes.js';
 import { defaultSpawn, type ContainerLog, type ContainerRun } from './container-process.js';
-import { imageID, isPullable, pullErrorMessage } from './image.js';
+import { imageID, isPullable, pullErrorMessage, type ImagePullRule } from './image.js';
 import { formatGoDuration, type RestartBackoff } from './restart-backoff.js';
 
 /** How long after a failed pull the next sync reports ImagePullBackOff (the kubelet's next pod sync). */
@@ -115,6 +115,8 @@ export interface PodRuntimeOptions {
   spawn?: (c: ContainerSim, pod: Pod, now: number) => ContainerRun | { error: string };
   /** HTTP GET from the node to host:port (probes and hooks); undefined: no network, only declared ports answer (200). */
   http?: HttpGet;
+  /** Images that fail to pull beyond those that cannot exist. */
+  imagePullRule?: ImagePullRule;
 }
 
 /** An HTTP GET as the kubelet's prober and hook runner make it: the status, or why no connection was made. */
@@ -610,7 +612,7 @@ export class PodRuntime {
     }
     // Image pull (kubelet images.imageManager).
     const image = c.spec.image ?? '';
-    if (!isPullable(image)) {
+    if (!isPullable(image, this.opts.imagePullRule)) {
       const pkey = `${this.key}_${image}`;
       if (this.opts.backoff.inBackoffSinceUpdate(pkey, now)) {
         due.push(this.opts.backoff.endsAtSinceUpdate(pkey));

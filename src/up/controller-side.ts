@@ -41,6 +41,8 @@ export interface ControllerSideConfig {
   nodes: number;
   /** Simulated kubelets stop deleted pods gracefully (default true). */
   gracefulShutdown?: boolean;
+  /** Images the simulated nodes fail to pull (--unpullable-images, --pullable-images). */
+  imagePullRule?: { unpullable: string[]; pullable: string[] };
   scheduler: boolean;
   /** Run the local-path provisioner (volumes in <dataDir>/volumes). */
   localPathProvisioner?: boolean;
@@ -175,7 +177,7 @@ export async function runControllerSide(cfg: ControllerSideConfig, signal: Abort
   if (cfg.nodes > 0) {
     const client = newKubeClient({ ...base, qps: 0, burst: 0, userAgent: 'kcm-nodes/v0.1.0' }, { logger: newLogger('nodes') });
     clients.push(client);
-    const sim = newNodeSimulator({ client, count: cfg.nodes, clock: realClock, logger: newLogger('nodes'), taints: cloudTaints, gracefulShutdown: cfg.gracefulShutdown ?? true, kubeletServer: cfg.kubeletToken ? { token: cfg.kubeletToken } : {} });
+    const sim = newNodeSimulator({ client, count: cfg.nodes, clock: realClock, logger: newLogger('nodes'), taints: cloudTaints, gracefulShutdown: cfg.gracefulShutdown ?? true, ...(cfg.imagePullRule ? { imagePullRule: cfg.imagePullRule } : {}), kubeletServer: cfg.kubeletToken ? { token: cfg.kubeletToken } : {} });
     send({ type: 'nodes-started', names: [...sim.nodeNames] });
     parts.push(sim.run(stopAll.signal).catch((err: unknown) => log.error(err, 'simulated nodes stopped with an error')));
   }

@@ -43,6 +43,18 @@ const ownFlags = {
     usage: 'Simulated kubelets stop a deleted pod as a kubelet does: preStop hooks, SIGTERM, SIGKILL after the grace period. --graceful-shutdown=false stops pods at once.',
     section: 'kcm up',
   },
+  'unpullable-images': {
+    type: 'stringList',
+    default: [],
+    usage: 'Images the simulated nodes fail to pull (ErrImagePull, ImagePullBackOff), as globs matched against the image as written and as containerd names it (docker.io/library/nginx:latest), e.g. "*:broken,registry.example.com/*". Images that cannot exist (.invalid registries, tags such as :404 or :non-existent) always fail.',
+    section: 'kcm up',
+  },
+  'pullable-images': {
+    type: 'stringList',
+    default: [],
+    usage: 'When set, the only images the simulated nodes can pull (globs as --unpullable-images); every other image fails as not found, as on an air-gapped node.',
+    section: 'kcm up',
+  },
   scheduler: { type: 'bool', default: true, usage: 'Run the default scheduler.', section: 'kcm up' },
   'local-path-provisioner': {
     type: 'bool',

@@ -114,6 +114,7 @@ export async function runUp(o: UpOptions, startedAt: number, signal: AbortSignal
     cmBindAddress: v['controller-manager-bind-address'],
     nodes: v.nodes,
     gracefulShutdown: v['graceful-shutdown'],
+    imagePullRule: { unpullable: [...v['unpullable-images']], pullable: [...v['pullable-images']] },
     scheduler: v.scheduler,
     localPathProvisioner: v['local-path-provisioner'],
     schedulerQps: v['scheduler-kube-api-qps'],
