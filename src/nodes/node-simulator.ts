@@ -214,8 +214,8 @@ class Simulator implements NodeSimulator {
   private sliceInformer!: SharedIndexInformer<Kube<EndpointSlice>>;
   private readonly view: ClusterView;
   readonly network: SimNetwork;
-  /** Issued service account tokens (TokenRequest), by namespace/sa/audience/expiration/pod uid. */
-  private readonly tokens = new Map<string, string>();
+  /** Issued service account tokens (TokenRequest): pod uid -> namespace/sa/audience/expiration -> token. */
+  private readonly tokens = new Map<string, Map<string, string>>();
   private kubelet: KubeletServer | undefined;
 
   constructor(private readonly opts: NodeSimulatorOptions) {
@@ -649,6 +649,7 @@ class Simulator implements NodeSimulator {
     this.nodes.get(e.node)?.ips.release(key);
     this.backoff.resetPrefix(`${e.uid}`);
     this.pods.delete(key);
+    this.tokens.delete(e.uid);
     this.network.remove(key, e.podIP);
     this.volumeWaiters.delete(key);
     if (e.attachable.length > 0) this.enqueue(`volumes:${e.node}`);
@@ -810,7 +811,7 @@ class Simulator implements NodeSimulator {
       allServices: () => (this.svcInformer?.getStore().list() ?? []) as Service[],
       endpointSlices: (ns, svc) =>
         ((this.sliceInformer?.getStore().list() ?? []) as EndpointSlice[]).filter((x) => x.metadata?.namespace === ns && x.metadata?.labels?.['kubernetes.io/service-name'] === svc),
-      serviceAccountToken: (ns, sa, audience, exp, pod) => this.tokens.get(tokenKey(ns, sa, audience, exp, pod.metadata?.uid ?? '')),
+      serviceAccountToken: (ns, sa, audience, exp, pod) => this.tokens.get(pod.metadata?.uid ?? '')?.get(tokenKey(ns, sa, audience, exp)),
     };
   }
 
@@ -824,8 +825,8 @@ class Simulator implements NodeSimulator {
         const t = src.serviceAccountToken;
         if (!t) continue;
         const exp = t.expirationSeconds ?? 3600;
-        const key = tokenKey(ns, sa, t.audience, exp, uid);
-        if (this.tokens.has(key)) continue;
+        const key = tokenKey(ns, sa, t.audience, exp);
+        if (this.tokens.get(uid)?.has(key)) continue;
         try {
           const res = await this.opts.client
             .resource({ group: '', version: 'v1', resource: 'serviceaccounts' })
@@ -835,7 +836,11 @@ class Simulator implements NodeSimulator {
               kind: 'TokenRequest',
               spec: { audiences: t.audience ? [t.audience] : [], expirationSeconds: exp, boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: pod.metadata?.name, uid } },
             });
-          if (res.status?.token) this.tokens.set(key, res.status.token);
+          if (res.status?.token) {
+            let m = this.tokens.get(uid);
+            if (!m) this.tokens.set(uid, (m = new Map()));
+            m.set(key, res.status.token);
+          }
         } catch (err) {
           this.log.v(2).info({ pod: podKey(pod), error: (err as Error).message }, 'token request failed; the token file stays empty');
         }
@@ -927,6 +932,6 @@ export function newNodeSimulator(opts: NodeSimulatorOptions): NodeSimulator {
   return new Simulator(opts);
 }
 
-function tokenKey(ns: string, sa: string, audience: string | undefined, exp: number, uid: string): string {
-  return `${ns}/${sa}/${audience ?? ''}/${exp}/${uid}`;
+function tokenKey(ns: string, sa: string, audience: string | undefined, exp: number): string {
+  return `${ns}/${sa}/${audience ?? ''}/${exp}`;
 }
