@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { T0, out, run } from './testutil.js';
 import { formatDate, parseDuration } from './builtins.js';
 import type { HttpHandler } from './interpreter.js';
+import { createStandardFs } from './fs.js';
 
 describe('output builtins', () => {
   it('echo -n -e', () => {
@@ -187,5 +188,14 @@ describe('id as another user', () => {
     const user = { uid: 65534, gid: 65534, groups: [2000] };
     assert.equal(out('id -u; id -g; id -G; whoami', { user }), '65534\n65534\n65534 2000\nnobody\n');
     assert.equal(out('id', { user: { uid: 1000, gid: 0, groups: [] } }), 'uid=1000 gid=0(root) groups=0(root)\n');
+  });
+});
+
+describe('hexdump', () => {
+  it('hexdump -C prints bytes as stored, with the ASCII column and the length', () => {
+    const fs = createStandardFs({ now: T0 });
+    fs.writeFile('/dump.bin', Buffer.from([0xde, 0xca, 0xfe, 0xba, 0xd0, 0xfe, 0xff]));
+    assert.equal(out('hexdump -C /dump.bin', { fs }), '00000000  de ca fe ba d0 fe ff                              |.......|\n00000007\n');
+    assert.equal(out('printf "hello world, 0123456789" | hexdump -C'), '00000000  68 65 6c 6c 6f 20 77 6f  72 6c 64 2c 20 30 31 32  |hello world, 012|\n00000010  33 34 35 36 37 38 39                              |3456789|\n00000017\n');
   });
 });

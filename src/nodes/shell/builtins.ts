@@ -1898,6 +1898,41 @@ def('base64', function* (argv, sh, io) {
   return r.failed ? 1 : 0;
 });
 
+/** `hexdump -C` / `xxd`: canonical hex+ASCII of files (bytes as stored) or stdin. */
+def(['hexdump', 'xxd'], function* (argv, sh, io) {
+  const files = argv.slice(1).filter((a) => !a.startsWith('-'));
+  const chunks: Buffer[] = [];
+  let failed = false;
+  if (files.length === 0) chunks.push(Buffer.from(readAll(io.stdin), 'utf8'));
+  for (const f of files) {
+    try {
+      chunks.push(sh.fs.readFile(f, sh.cwd));
+    } catch {
+      err(io, `${argv[0]}: ${f}: No such file or directory`);
+      failed = true;
+    }
+  }
+  const data = Buffer.concat(chunks);
+  const printable = (b: number) => (b >= 0x20 && b < 0x7f ? String.fromCharCode(b) : '.');
+  let out = '';
+  for (let off = 0; off < data.length; off += 16) {
+    const row = data.subarray(off, off + 16);
+    const hex = [...row].map((b) => b.toString(16).padStart(2, '0'));
+    if (argv[0] === 'xxd') {
+      const groups: string[] = [];
+      for (let i = 0; i < 16; i += 2) groups.push((hex[i] ?? '  ') + (hex[i + 1] ?? '  '));
+      out += `${off.toString(16).padStart(8, '0')}: ${groups.join(' ')}  ${[...row].map(printable).join('')}\n`;
+    } else {
+      const left = hex.slice(0, 8).join(' ').padEnd(23, ' ');
+      const right = hex.slice(8).join(' ').padEnd(23, ' ');
+      out += `${off.toString(16).padStart(8, '0')}  ${left}  ${right}  |${[...row].map(printable).join('')}|\n`;
+    }
+  }
+  if (argv[0] !== 'xxd' && (data.length > 0 || files.length > 0)) out += `${data.length.toString(16).padStart(8, '0')}\n`;
+  io.stdout.write(out);
+  return failed ? 1 : 0;
+});
+
 // --- test / [ ---------------------------------------------------------------
 
 def(['test', '['], function* (argv, sh, io) {
