@@ -65,6 +65,7 @@
  * | liveness | 8080 | `/healthz`: 200 `ok` for the first 10 s after `ctx.startedAt`, then 500 `error: <seconds>`; `/started`: Go duration; `/redirect?loc=` 302; else 404 `404 page not found` |
  * | test-webserver | `--port` (80) | `http.FileServer` of the container's `/` with CORS headers; 404 `404 page not found` |
  * | porter | each `SERVE_PORT_N` | the variable's value (`--json-response`: `{"Method":"GET","Body":value}`) |
+ * | nettest | `--port` (8080) | `/write` (POST `{"Source":...}`) counts contacts, `/read` the state as json.MarshalIndent, `/status` `running`, `/quit` |
  *
  * `seedImageFiles(image, fs)` creates nginx's `index.html` (the 612-byte "Welcome to nginx!") and `50x.html`,
  * httpd's `htdocs/index.html` (`<html><body><h1>It works!</h1></body></html>`),

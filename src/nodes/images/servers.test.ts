@@ -174,3 +174,14 @@ test('seeded binaries are handed to the programs handler', () => {
   const st = runToCompletion({ argv: ['sh', '-c', 'ls /agnhost && /agnhost entrypoint-tester a b'], fs, clock: T0, external: knownPrograms() }, 1000);
   assert.equal(st.output.map((c) => c.data).join(''), '/agnhost\n[/agnhost entrypoint-tester a b]\n');
 });
+
+test('agnhost nettest counts /write contacts and reports them on /read as Go indents JSON', () => {
+  const fs = createStandardFs({ now: T0 });
+  const argv = ['/agnhost', 'nettest'];
+  assert.deepEqual(servedPorts(argv), [8080]);
+  const h = httpServer(argv, { fs, hostname: 'server', env: {}, now: T0 })!;
+  assert.equal(h({ ...get('/write'), method: 'POST', body: '{"Source": "prestop"}' }).body, '{"Hostname":"server"}\n');
+  const read = h(get('/read')).body;
+  assert.equal(read, '{\n\t"Hostname": "server",\n\t"Sent": null,\n\t"Received": {\n\t\t"prestop": 1\n\t},\n\t"Errors": null,\n\t"Log": null,\n\t"StillContactingPeers": true\n}');
+  assert.deepEqual(JSON.parse(read).Received, { prestop: 1 });
+});

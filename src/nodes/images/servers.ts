@@ -68,7 +68,8 @@ type Program =
   | { kind: 'serve-hostname'; port: number; close: boolean }
   | { kind: 'liveness' }
   | { kind: 'test-webserver'; port: number }
-  | { kind: 'porter'; json: boolean };
+  | { kind: 'porter'; json: boolean }
+  | { kind: 'nettest'; port: number };
 
 function base(p: string): string {
   const i = p.lastIndexOf('/');
@@ -110,6 +111,10 @@ function identify(argv: string[]): Program | undefined {
     case 'porter': {
       const p = parseFlags(rest, { 'json-response': 'bool' });
       return p.error ? undefined : { kind: 'porter', json: p.flags.get('json-response') === 'true' };
+    }
+    case 'nettest': {
+      const p = parseFlags(rest, { port: 'int', peers: 'int', service: 'string', namespace: 'string', 'delay-shutdown': 'int' });
+      return p.error ? undefined : { kind: 'nettest', port: int(p.flags.get('port'), 8080) };
     }
     default:
       return undefined;
@@ -711,6 +716,8 @@ export function httpServer(argv: string[], ctx: ServerContext): ServerHandler | 
       return on(8080) ? livenessServer(ctx) : undefined;
     case 'test-webserver':
       return on(p.port) ? testWebserver(ctx) : undefined;
+    case 'nettest':
+      return on(p.port) ? nettestServer(ctx) : undefined;
     case 'porter': {
       const ports = porterPorts(ctx.env);
       const entry = port === undefined ? ports[0] : ports.find(([n]) => n === port);
@@ -724,6 +731,46 @@ export function httpServer(argv: string[], ctx: ServerContext): ServerHandler | 
       };
     }
   }
+}
+
+/**
+ * agnhost nettest's HTTP server: `/write` (POST `{"Source": "x"}`) counts
+ * contacts, `/read` returns the state as Go's json.MarshalIndent, `/status`
+ * says `running` (simulated pods never finish contacting their peers through
+ * the API), `/quit` ends the program.
+ */
+function nettestServer(ctx: ServerContext): ServerHandler {
+  const received = new Map<string, number>();
+  const errors: string[] = [];
+  const map = (m: Map<string, number>) =>
+    m.size === 0 ? 'null' : `{\n${[...m.keys()].sort().map((k) => `\t\t${goJSONString(k)}: ${m.get(k)}`).join(',\n')}\n\t}`;
+  return (req) => {
+    switch (req.path) {
+      case '/write': {
+        let source = '';
+        try {
+          const v = JSON.parse(req.body ?? '') as { Source?: unknown };
+          source = typeof v.Source === 'string' ? v.Source : '';
+        } catch {
+          errors.push(req.body ? 'invalid character in JSON' : 'EOF');
+        }
+        if (source === '') errors.push(`${ctx.hostname}: Got request with no source`);
+        else received.set(source, (received.get(source) ?? 0) + 1);
+        return goResponse(ctx, req.method, 200, `{"Hostname":${goJSONString(ctx.hostname)}}\n`);
+      }
+      case '/read': {
+        const errs = errors.length === 0 ? 'null' : `[\n${errors.map((e) => `\t\t${goJSONString(e)}`).join(',\n')}\n\t]`;
+        const body = `{\n\t"Hostname": ${goJSONString(ctx.hostname)},\n\t"Sent": null,\n\t"Received": ${map(received)},\n\t"Errors": ${errs},\n\t"Log": null,\n\t"StillContactingPeers": true\n}`;
+        return goResponse(ctx, req.method, 200, body);
+      }
+      case '/status':
+        return goResponse(ctx, req.method, 200, 'running');
+      case '/quit':
+        return { ...goResponse(ctx, req.method, 200, ''), exit: { code: 0, afterMs: 0, reset: true } };
+      default:
+        return goError(ctx, req.method, '404 page not found', 404);
+    }
+  };
 }
 
 // ---------------------------------------------------------------------------
