@@ -150,3 +150,13 @@ describe('container configuration errors', () => {
     assert.equal(rt.containers[0]!.restartCount, 0);
   });
 });
+
+describe('exec of programs kcm does not know', () => {
+  it('end at once with 0 (a probe of pg_isready passes), while the main process would run until stopped', () => {
+    const run = defaultSpawn({ name: 'db', command: ['postgres'] }, T0);
+    assert.deepEqual(run.advance(T0 + 60_000), {});
+    const r = run.exec(['sh', '-c', 'pg_isready -h localhost && echo ok'], T0 + 60_000, 1000);
+    assert.equal(r.exitCode, 0);
+    assert.equal(r.stdout, 'ok\n');
+  });
+});

@@ -267,7 +267,8 @@ export class ContainerRun {
         hostname: this.ctx.hostname,
         pid1: false,
         ...(this.ctx.cwd ? { cwd: this.ctx.cwd } : {}),
-        ...(this.ctx.external ? { external: this.ctx.external } : {}),
+        // In exec (probes, hooks, kubectl exec) a program kcm does not know ends at once with 0 instead of running until stopped.
+        external: (a, c) => this.ctx.external?.(a, c) ?? { exitCode: 0 },
         ...(this.ctx.http ? { http: this.ctx.http } : {}),
         ...(this.ctx.dns ? { dns: this.ctx.dns } : {}),
         ...(this.ctx.user ? { user: this.ctx.user } : {}),
