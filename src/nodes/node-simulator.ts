@@ -217,6 +217,8 @@ class Simulator implements NodeSimulator {
   /** Issued service account tokens (TokenRequest): pod uid -> namespace/sa/audience/expiration -> token. */
   private readonly tokens = new Map<string, Map<string, string>>();
   private kubelet: KubeletServer | undefined;
+  /** The API server answered that it does not serve serviceaccounts/token. */
+  private tokenRequestUnserved = false;
 
   constructor(private readonly opts: NodeSimulatorOptions) {
     this.clock = opts.clock ?? realClock;
@@ -804,14 +806,16 @@ class Simulator implements NodeSimulator {
   private clusterView(): ClusterView {
     const get = <T,>(inf: () => SharedIndexInformer<Kube<T>> | undefined, ns: string, name: string) => inf()?.getStore().getByKey(`${ns}/${name}`) as T | undefined;
     return {
-      configMap: (ns, name) => get(() => this.cmInformer, ns, name),
+      // The service-account volume never holds a pod back where a real cluster always has what it needs:
+      // without the root CA publisher ca.crt is empty, and without TokenRequest the token is (see issueTokens).
+      configMap: (ns, name) => get(() => this.cmInformer, ns, name) ?? (name === ROOT_CA_CONFIGMAP ? { metadata: { name, namespace: ns }, data: { 'ca.crt': '' } } : undefined),
       secret: (ns, name) => get(() => this.secretInformer, ns, name),
       service: (ns, name) => get(() => this.svcInformer, ns, name),
       services: (ns) => ((this.svcInformer?.getStore().list() ?? []) as Service[]).filter((x) => x.metadata?.namespace === ns),
       allServices: () => (this.svcInformer?.getStore().list() ?? []) as Service[],
       endpointSlices: (ns, svc) =>
         ((this.sliceInformer?.getStore().list() ?? []) as EndpointSlice[]).filter((x) => x.metadata?.namespace === ns && x.metadata?.labels?.['kubernetes.io/service-name'] === svc),
-      serviceAccountToken: (ns, sa, audience, exp, pod) => this.tokens.get(pod.metadata?.uid ?? '')?.get(tokenKey(ns, sa, audience, exp)),
+      serviceAccountToken: (ns, sa, audience, exp, pod) => this.tokens.get(pod.metadata?.uid ?? '')?.get(tokenKey(ns, sa, audience, exp)) ?? (this.tokenRequestUnserved ? '' : undefined),
     };
   }
 
@@ -842,7 +846,9 @@ class Simulator implements NodeSimulator {
             m.set(key, res.status.token);
           }
         } catch (err) {
-          this.log.v(2).info({ pod: podKey(pod), error: (err as Error).message }, 'token request failed; the token file stays empty');
+          // An API server without a signing key (kcm/testing) serves no TokenRequest: token files are then empty.
+          if (/serviceaccounts\/token is not served/.test((err as Error).message)) this.tokenRequestUnserved = true;
+          this.log.v(2).info({ pod: podKey(pod), error: (err as Error).message }, 'token request failed');
         }
       }
     }
@@ -935,3 +941,6 @@ export function newNodeSimulator(opts: NodeSimulatorOptions): NodeSimulator {
 function tokenKey(ns: string, sa: string, audience: string | undefined, exp: number): string {
   return `${ns}/${sa}/${audience ?? ''}/${exp}`;
 }
+
+/** The ConfigMap the root CA publisher makes in every namespace (the service-account volume's ca.crt). */
+const ROOT_CA_CONFIGMAP = 'kube-root-ca.crt';

@@ -50,7 +50,10 @@ export interface TestEnvOptions {
    * ServiceAccount).
    */
   controllers?: string[];
-  /** Simulated nodes, with kcm's scheduler and node lifecycle controller, so pods get scheduled and run (default 0: none). */
+  /**
+   * Simulated nodes, with kcm's scheduler, node lifecycle controller and root CA publisher (the
+   * service-account volume's ca.crt), so pods get scheduled and run (default 0: none).
+   */
   nodes?: number;
   /**
    * Drive time by hand: `env.clock` is a FakeClock, and managers made with
@@ -154,6 +157,9 @@ function resolveControllers(names: string[], nodes: number): string[] {
   // Nodes register tainted not-ready; the node lifecycle controller lifts the taint once they report Ready.
   const nodeLifecycle = canonicalControllerName('nodelifecycle')!;
   if (nodes > 0 && !out.includes(nodeLifecycle)) out.push(nodeLifecycle);
+  // A simulated kubelet mounts the service-account volume, whose ca.crt is the kube-root-ca.crt ConfigMap this controller publishes.
+  const rootCA = canonicalControllerName('root-ca-cert-publisher')!;
+  if (nodes > 0 && !out.includes(rootCA)) out.push(rootCA);
   return out;
 }
 

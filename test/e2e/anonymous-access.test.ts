@@ -9,8 +9,9 @@
  *   kube-controller-manager writes it); /metrics and /configz for callers the
  *   API server authenticates and authorizes, through TokenReview,
  *   SubjectAccessReview and the client CA it publishes;
- * - `kcm up`: the API server and the controller manager's port, and no other
- *   listening socket (the scheduler's port stays closed there);
+ * - `kcm up`: the API server, the controller manager's port and the
+ *   simulated kubelets' endpoint (loopback, kcm up's bearer token on every
+ *   path), and no other listening socket (the scheduler's port stays closed);
  * - kcm/runtime's probe and metrics server: plain HTTP, unauthenticated by
  *   design (as controller-runtime's), off unless its address is given.
  */
@@ -202,9 +203,15 @@ describe('anonymous access to every port kcm opens', () => {
       await kcm?.stop();
     });
 
-    it('opens the API server and controller manager ports only, each answering anonymous callers their health paths only', async () => {
+    it('opens the API server, controller manager and kubelet endpoint ports only, each answering anonymous callers their health paths only', async () => {
+      // The simulated kubelets' endpoint (logs, exec, port-forward) is advertised on the Node; it wants kcm up's bearer token for everything.
+      const kubelet = await waitFor(async () => (await kcm.kubectl(['get', 'nodes', '-o', 'jsonpath={.items[0].metadata.annotations.kcm\\.dev/kubelet-endpoint}'])).stdout || undefined, 30_000, 'the kubelet endpoint');
       const ports = listeningPorts(kcm.child.pid!);
-      if (ports) assert.deepEqual(ports, [Number(new URL(kcm.url).port), Number(new URL(cmUrl).port)].sort((a, b) => a - b));
+      if (ports) assert.deepEqual(ports, [Number(new URL(kcm.url).port), Number(new URL(cmUrl).port), Number(new URL(kubelet).port)].sort((a, b) => a - b));
+      for (const p of ['/healthz', '/pods', '/containerLogs/default/p/c', '/exec/default/p/c?command=ls']) {
+        assert.equal((await request(`${kubelet}${p}`)).statusCode, 401, p);
+        assert.equal((await request(`${kubelet}${p}`, { headers: { authorization: 'Bearer not-a-token' } })).statusCode, 401, p);
+      }
       assert.deepEqual(await codes(kcm.url, apiPublic), Object.fromEntries(apiPublic.map((p) => [p, 200])));
       assert.deepEqual(await codes(kcm.url, apiPrivate), Object.fromEntries(apiPrivate.map((p) => [p, 401])));
       assert.deepEqual(await codes(cmUrl, healthPaths), Object.fromEntries(healthPaths.map((p) => [p, 200])));
