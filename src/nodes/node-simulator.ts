@@ -22,8 +22,7 @@
  * updated until the node resumes. A pod bound to a node name that is not one
  * of ours, or to one of ours whose Node object does not exist, is not run.
  */
-import type { ConfigMap, Node, PersistentVolume, PersistentVolumeClaim, Pod, Secret, Service, Taint } from 'kubernetes-types/core/v1.js';
-import type { EndpointSlice } from 'kubernetes-types/discovery/v1.js';
+import type { ConfigMap, Endpoints, Node, PersistentVolume, PersistentVolumeClaim, Pod, Secret, Service, Taint } from 'kubernetes-types/core/v1.js';
 import type { CSIDriver, VolumeAttachment } from 'kubernetes-types/storage/v1.js';
 import type { ObjectReference } from 'kubernetes-types/core/v1.js';
 import { isNotFound, isConflict } from '../client/errors.js';
@@ -211,7 +210,7 @@ class Simulator implements NodeSimulator {
   private cmInformer!: SharedIndexInformer<Kube<ConfigMap>>;
   private secretInformer!: SharedIndexInformer<Kube<Secret>>;
   private svcInformer!: SharedIndexInformer<Kube<Service>>;
-  private sliceInformer!: SharedIndexInformer<Kube<EndpointSlice>>;
+  private endpointsInformer!: SharedIndexInformer<Kube<Endpoints>>;
   private readonly view: ClusterView;
   readonly network: SimNetwork;
   /** Issued service account tokens (TokenRequest): pod uid -> namespace/sa/audience/expiration -> token. */
@@ -274,7 +273,7 @@ class Simulator implements NodeSimulator {
     this.cmInformer = factory.configMaps();
     this.secretInformer = factory.secrets();
     this.svcInformer = factory.services();
-    this.sliceInformer = factory.endpointSlices();
+    this.endpointsInformer = factory.endpoints();
     // ConfigMap and Secret changes reach the volumes of the pods that use them (kubelet's periodic sync, without its delay).
     const refreshNs = (o: unknown) => {
       const obj = (o instanceof DeletedFinalStateUnknown ? o.obj : o) as { metadata?: { namespace?: string } };
@@ -813,8 +812,7 @@ class Simulator implements NodeSimulator {
       service: (ns, name) => get(() => this.svcInformer, ns, name),
       services: (ns) => ((this.svcInformer?.getStore().list() ?? []) as Service[]).filter((x) => x.metadata?.namespace === ns),
       allServices: () => (this.svcInformer?.getStore().list() ?? []) as Service[],
-      endpointSlices: (ns, svc) =>
-        ((this.sliceInformer?.getStore().list() ?? []) as EndpointSlice[]).filter((x) => x.metadata?.namespace === ns && x.metadata?.labels?.['kubernetes.io/service-name'] === svc),
+      endpoints: (ns, svc) => get(() => this.endpointsInformer, ns, svc),
       serviceAccountToken: (ns, sa, audience, exp, pod) => this.tokens.get(pod.metadata?.uid ?? '')?.get(tokenKey(ns, sa, audience, exp)) ?? (this.tokenRequestUnserved ? '' : undefined),
     };
   }

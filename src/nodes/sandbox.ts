@@ -8,14 +8,13 @@
  *   Secret or the pod itself changes (as kubelet's periodic sync would,
  *   without the delay); `spawn` starts a container instance in it.
  * - `SimNetwork` (one per simulator): pod IP -> sandbox, Service cluster IP
- *   and DNS name -> a ready endpoint, so `wget http://web/` from one pod,
+ *   and DNS name -> a ready address of its Endpoints, so `wget http://web/` from one pod,
  *   netexec's `/dial`, `kubectl port-forward` and the API server's proxy
  *   reach the server the target container simulates. A port nobody serves
  *   refuses the connection; a port a container declares but whose program
  *   kcm does not simulate answers 200 with an empty body.
  */
-import type { Container, Pod, Service } from 'kubernetes-types/core/v1.js';
-import type { EndpointSlice } from 'kubernetes-types/discovery/v1.js';
+import type { Container, Endpoints, Pod, Service } from 'kubernetes-types/core/v1.js';
 import type { Clock } from '../util/clock/clock.js';
 import { ContainerRun, fallbackPrograms, mainArgv, prepareTerminationLog } from './container-process.js';
 import { PodVolumes, containerEnv, expand, mappingFuncFor, podHostnames, runtimeEnv, type NodeFacts, type ObjectSource } from './container/index.js';
@@ -33,7 +32,8 @@ export interface HttpAnswer {
 export interface ClusterView extends ObjectSource {
   service(namespace: string, name: string): Service | undefined;
   allServices(): Service[];
-  endpointSlices(namespace: string, service: string): EndpointSlice[];
+  /** The Service's Endpoints object (core/v1, served by every API server version). */
+  endpoints(namespace: string, service: string): Endpoints | undefined;
 }
 
 export class PodSandbox {
@@ -231,11 +231,8 @@ export class SimNetwork {
   }
 
   private endpointIPs(svc: Service): string[] {
-    const out: string[] = [];
-    for (const s of this.view.endpointSlices(svc.metadata?.namespace ?? '', svc.metadata?.name ?? '')) {
-      for (const e of s.endpoints ?? []) if (e.conditions?.ready !== false) out.push(...(e.addresses ?? []));
-    }
-    return out;
+    const ep = this.view.endpoints(svc.metadata?.namespace ?? '', svc.metadata?.name ?? '');
+    return [...new Set((ep?.subsets ?? []).flatMap((ss) => (ss.addresses ?? []).map((a) => a.ip)))];
   }
 
   /** An HTTP request to ip:port from inside the cluster: a pod IP, or a Service's cluster IP (one ready endpoint, round robin). */
@@ -247,10 +244,11 @@ export class SimNetwork {
     const sp = (svc.spec?.ports ?? []).find((p) => p.port === port && (p.protocol ?? 'TCP') === 'TCP');
     if (!sp) return 'refused';
     const targets: { ip: string; port: number }[] = [];
-    for (const s of this.view.endpointSlices(svc.metadata?.namespace ?? '', svc.metadata?.name ?? '')) {
-      const p = (s.ports ?? []).find((x) => (x.name ?? '') === (sp.name ?? ''));
+    // Ready addresses of the Service's Endpoints, with the target port of the same port name (what kube-proxy programs).
+    for (const ss of this.view.endpoints(svc.metadata?.namespace ?? '', svc.metadata?.name ?? '')?.subsets ?? []) {
+      const p = (ss.ports ?? []).find((x) => (x.name ?? '') === (sp.name ?? ''));
       if (!p?.port) continue;
-      for (const e of s.endpoints ?? []) if (e.conditions?.ready !== false) for (const a of e.addresses ?? []) targets.push({ ip: a, port: p.port });
+      for (const a of ss.addresses ?? []) targets.push({ ip: a.ip, port: p.port });
     }
     if (targets.length === 0) return 'refused';
     const t = targets[this.rr++ % targets.length]!;
