@@ -34,6 +34,7 @@
  * | Program | Behaviour | SIGTERM |
  * |---------|-----------|---------|
  * | `agnhost mounttest` | flags `--fs_type --new_file_0644/0666/0660/0777 --file_mode --file_perm --file_owner --file_content --file_content_in_loop --retry_time --break_on_expected_content`, in agnhost's order; prints `mount type of "P": tmpfs` (or the statfs magic, default 61267 = ext4; option `fsType`), `content of file "P": ...`, `mode of file "P": dgtrwxrwxrwx` (Go `os.FileMode`), `perms of file "P": -rw-r--r--`, `owner UID of "P": 0` / `owner GID of "P": 0`, Go error texts; exit 1 on any error. `--file_content_in_loop` is a script on virtual time: a read every 2 s for `--retry_time` s (default 180), stopping at `mount-tester new file\n` unless `--break_on_expected_content=false` | exits 0 (script) |
+ * | `agnhost logs-generator -t N -d DUR` | N klog Info lines on stderr evenly over DUR (a script on virtual time; choices seeded by the pod name) | exit 2 |
  * | `agnhost entrypoint-tester ARGS` | prints `[argv0 entrypoint-tester ARGS]` (Go `%v` of os.Args), exit 0 | |
  * | `agnhost pause` | prints `Paused`, runs until stopped | exit 2 |
  * | `agnhost netexec [--http-port=8080] [--udp-port=8081] [--http-override=P]` | logs `Started HTTP server on port N` / `Started UDP server on port N`; HTTP server (below) | exit 2 (Go default) |

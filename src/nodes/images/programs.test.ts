@@ -170,3 +170,14 @@ test('nginx, httpd, pause and entrypoint scripts as container commands', () => {
   assert.equal(pz.advance(T0 + 1000).state, 'forever');
   assert.equal(pz.signal('TERM', T0 + 2000).exitCode, 0);
 });
+
+test('agnhost logs-generator prints its lines as klog over the run duration', () => {
+  const p = startProcess({ argv: ['/agnhost', 'logs-generator', '--log-lines-total', '100', '--run-duration', '20s'], clock: T0, external: knownPrograms({ podName: 'logs-generator' }) });
+  const st = p.advance(T0 + 30_000);
+  assert.equal(st.state, 'exited');
+  const lines = st.output.map((c) => c.data);
+  assert.equal(lines.length, 100);
+  assert.ok(st.output.every((c) => c.stream === 'stderr'));
+  assert.match(lines[0]!, /^I1126 18:02:07\.000000 {7}1 logs_generator\.go:76\] 0 (GET|POST|PUT) \/api\/v1\/namespaces\/kube-system\/pods\/\w{3,4} \d{3}\n$/);
+  assert.equal(st.output[99]!.atMs - T0, 99 * 200);
+});

@@ -6,7 +6,7 @@
  */
 import { FsError, type ExternalContext, type ExternalHandler, type ExternalResult, type FsNode } from '../shell/index.js';
 import { parseImage } from './entrypoint.js';
-import { goErrno, goFileMode, goLog, goQuote } from './go.js';
+import { goErrno, goFileMode, goLog, goQuote, parseGoDuration } from './go.js';
 
 export interface KnownProgramsOptions {
   podName?: string;
@@ -284,6 +284,11 @@ function agnhost(argv: string[], ctx: ExternalContext, opts: KnownProgramsOption
       return mounttest(rest, ctx, opts, argv[0]!);
     case 'entrypoint-tester':
       return { exitCode: 0, stdout: `[${argv.join(' ')}]\n` };
+    case 'logs-generator': {
+      const p = simple({ 'log-lines-total': 'int', t: 'int', 'run-duration': 'string', d: 'string' });
+      if (isErr(p)) return p;
+      return logsGenerator(Number(p.flags.get('log-lines-total') ?? p.flags.get('t') ?? 0), parseGoDuration(p.flags.get('run-duration') ?? p.flags.get('d') ?? '0') ?? 0, opts.podName ?? ctx.hostname);
+    }
     case 'pause':
       // signal.Notify(SIGINT, SIGTERM): SIGTERM -> os.Exit(2)
       return { forever: true, stdout: 'Paused\n', sigterm: 'exit', sigtermExitCode: 2 };
@@ -423,4 +428,34 @@ export function knownPrograms(opts: KnownProgramsOptions = {}): ExternalHandler 
         return undefined;
     }
   };
+}
+
+/**
+ * agnhost logs-generator: `--log-lines-total` lines spread evenly over
+ * `--run-duration`, each a klog Info line on stderr
+ * (`I1126 18:02:07.000000       1 logs_generator.go:76] 7 GET /api/v1/namespaces/ns/pods/abcd 404`).
+ * Its random choices come from a generator seeded by the pod's name, so a
+ * run is reproducible; the first line is always in kube-system.
+ */
+function logsGenerator(lines: number, durationMs: number, seed: string): ExternalResult {
+  if (lines <= 0) return { exitCode: 255, stderr: `F0000 00:00:00.000000       1 logs_generator.go:64] Invalid total number of lines: ${lines}\n` };
+  if (durationMs <= 0) return { exitCode: 255, stderr: `F0000 00:00:00.000000       1 logs_generator.go:67] Invalid duration: 0s\n` };
+  let state = 0x811c9dc5;
+  for (let i = 0; i < seed.length; i++) state = Math.imul(state ^ seed.charCodeAt(i), 0x01000193) >>> 0;
+  const rand = (n: number) => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    return state % n;
+  };
+  const methods = ['GET', 'POST', 'PUT'];
+  const namespaces = ['kube-system', 'default', 'ns'];
+  const letters = 'bcdfghjklmnpqrstvwxz2456789';
+  const delay = (durationMs / lines / 1000).toFixed(3);
+  let script = '';
+  for (let id = 0; id < lines; id++) {
+    const ns = id === 0 ? 'kube-system' : namespaces[rand(3)]!;
+    const name = Array.from({ length: 3 + rand(2) }, () => letters[rand(letters.length)]).join('');
+    const line = `${id} ${methods[rand(3)]} /api/v1/namespaces/${ns}/pods/${name} ${200 + rand(400)}`;
+    script += `echo "I$(date -u '+%m%d %H:%M:%S').000000       1 logs_generator.go:76] ${line}" >&2\nsleep ${delay}\n`;
+  }
+  return { script, arg0: 'logs-generator', sigterm: 'exit', sigtermExitCode: 2 };
 }
