@@ -225,7 +225,7 @@ class Simulator implements NodeSimulator {
     this.api = typed(opts.client);
     this.backoff = newRestartBackoff({ clock: this.clock });
     this.view = this.clusterView();
-    this.network = new SimNetwork(this.view);
+    this.network = new SimNetwork(this.view, () => this.clock.now());
     this.csiDrivers = [...(opts.csiDrivers ?? [SIMULATED_CSI_DRIVER])];
     const count = opts.count ?? 3;
     const prefix = opts.namePrefix ?? 'kcm-node-';
@@ -813,6 +813,7 @@ class Simulator implements NodeSimulator {
       services: (ns) => ((this.svcInformer?.getStore().list() ?? []) as Service[]).filter((x) => x.metadata?.namespace === ns),
       allServices: () => (this.svcInformer?.getStore().list() ?? []) as Service[],
       endpoints: (ns, svc) => get(() => this.endpointsInformer, ns, svc),
+      nodeIPs: () => [...this.nodes.values()].map((sn) => sn.agent.internalIP),
       serviceAccountToken: (ns, sa, audience, exp, pod) => this.tokens.get(pod.metadata?.uid ?? '')?.get(tokenKey(ns, sa, audience, exp)) ?? (this.tokenRequestUnserved ? '' : undefined),
     };
   }

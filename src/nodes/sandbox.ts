@@ -34,6 +34,8 @@ export interface ClusterView extends ObjectSource {
   allServices(): Service[];
   /** The Service's Endpoints object (core/v1, served by every API server version). */
   endpoints(namespace: string, service: string): Endpoints | undefined;
+  /** The simulated nodes' addresses (NodePorts answer there). */
+  nodeIPs(): string[];
 }
 
 export class PodSandbox {
@@ -191,7 +193,13 @@ export class SimNetwork {
   private readonly byIP = new Map<string, PodSandbox>();
   private readonly byKey = new Map<string, PodSandbox>();
 
-  constructor(private readonly view: ClusterView) {}
+  /** ClientIP session affinity: service key + client IP -> the endpoint chosen and when it was last used. */
+  private readonly affinity = new Map<string, { ip: string; port: number; at: number }>();
+
+  constructor(
+    private readonly view: ClusterView,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   add(sb: PodSandbox, podIP: string): void {
     this.byKey.set(sb.key, sb);
@@ -239,21 +247,49 @@ export class SimNetwork {
   request(ip: string, port: number, req: { method: string; path: string; headers: Record<string, string>; body: string; clientIP?: string }): HttpAnswer | 'refused' | 'unreachable' {
     const sb = this.byIP.get(ip);
     if (sb) return sb.http(port, req);
-    const svc = this.view.allServices().find((s) => s.spec?.clusterIP === ip || (s.spec?.clusterIPs ?? []).includes(ip));
+    // A cluster IP and service port, or a node's address and a NodePort (kube-proxy programs both on every node).
+    let svc = this.view.allServices().find((s) => s.spec?.clusterIP === ip || (s.spec?.clusterIPs ?? []).includes(ip));
+    let sp = svc?.spec?.ports?.find((p) => p.port === port && (p.protocol ?? 'TCP') === 'TCP');
+    if (!svc && this.view.nodeIPs().includes(ip)) {
+      svc = this.view.allServices().find((s) => (s.spec?.ports ?? []).some((p) => p.nodePort === port && (p.protocol ?? 'TCP') === 'TCP'));
+      sp = svc?.spec?.ports?.find((p) => p.nodePort === port);
+      if (!svc) return 'refused';
+    }
     if (!svc) return 'unreachable';
-    const sp = (svc.spec?.ports ?? []).find((p) => p.port === port && (p.protocol ?? 'TCP') === 'TCP');
     if (!sp) return 'refused';
     const targets: { ip: string; port: number }[] = [];
     // Ready addresses of the Service's Endpoints, with the target port of the same port name (what kube-proxy programs).
     for (const ss of this.view.endpoints(svc.metadata?.namespace ?? '', svc.metadata?.name ?? '')?.subsets ?? []) {
-      const p = (ss.ports ?? []).find((x) => (x.name ?? '') === (sp.name ?? ''));
+      const p = (ss.ports ?? []).find((x) => (x.name ?? '') === (sp!.name ?? ''));
       if (!p?.port) continue;
       for (const a of ss.addresses ?? []) targets.push({ ip: a.ip, port: p.port });
     }
     if (targets.length === 0) return 'refused';
-    const t = targets[this.rr++ % targets.length]!;
+    const t = this.pick(svc, targets, req.clientIP);
     const target = this.byIP.get(t.ip);
     return target ? target.http(t.port, req) : 'unreachable';
+  }
+
+  /**
+   * Round robin over the ready endpoints, or with `sessionAffinity: ClientIP`
+   * the endpoint this client used last, while it is ready and was used within
+   * `timeoutSeconds` (default 10800), as kube-proxy's affinity.
+   */
+  private pick(svc: Service, targets: { ip: string; port: number }[], clientIP: string | undefined): { ip: string; port: number } {
+    const now = this.now();
+    const sticky = svc.spec?.sessionAffinity === 'ClientIP' && clientIP !== undefined;
+    const key = `${svc.metadata?.namespace}/${svc.metadata?.name}/${clientIP}`;
+    if (sticky) {
+      const prev = this.affinity.get(key);
+      const timeoutMs = (svc.spec?.sessionAffinityConfig?.clientIP?.timeoutSeconds ?? 10800) * 1000;
+      if (prev && now - prev.at <= timeoutMs && targets.some((t) => t.ip === prev.ip && t.port === prev.port)) {
+        prev.at = now;
+        return prev;
+      }
+    }
+    const t = targets[this.rr++ % targets.length]!;
+    if (sticky) this.affinity.set(key, { ...t, at: now });
+    return t;
   }
   private rr = 0;
 

@@ -1,0 +1,68 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Endpoints, Pod, Service } from 'kubernetes-types/core/v1.js';
+import { FakeClock } from '../util/clock/clock.js';
+import { PodRuntime } from './pod-runtime.js';
+import { newRestartBackoff } from './restart-backoff.js';
+import { PodSandbox, SimNetwork, type ClusterView } from './sandbox.js';
+
+const NODE_IP = '172.18.0.2';
+
+function cluster(affinity: Service['spec']) {
+  const clock = new FakeClock();
+  const svc: Service = { metadata: { name: 'web', namespace: 'ns' }, spec: { clusterIP: '10.96.0.50', ports: [{ port: 80, targetPort: 9376, nodePort: 30080 }], ...affinity } };
+  const ips = ['10.244.0.2', '10.244.0.3'];
+  const ep: Endpoints = { metadata: { name: 'web', namespace: 'ns' }, subsets: [{ addresses: ips.map((ip) => ({ ip })), ports: [{ port: 9376 }] }] };
+  const view: ClusterView = {
+    configMap: () => undefined,
+    secret: () => undefined,
+    services: () => [svc],
+    service: (_ns, name) => (name === 'web' ? svc : undefined),
+    allServices: () => [svc],
+    endpoints: () => ep,
+    nodeIPs: () => [NODE_IP],
+  };
+  const net = new SimNetwork(view, () => clock.now());
+  ips.forEach((ip, i) => {
+    const pod: Pod = { metadata: { name: `web-${i}`, namespace: 'ns', uid: `u${i}` }, spec: { containers: [{ name: 'h', image: 'agnhost:2.21', args: ['serve-hostname'] }] } };
+    let sb: PodSandbox | undefined;
+    const rt = new PodRuntime(pod, clock.now(), { backoff: newRestartBackoff({ clock }), emit: () => {}, spawn: (c, _p, at) => sb!.spawn(c, at) });
+    sb = new PodSandbox(pod, rt, { nodeName: 'n', hostIP: NODE_IP, podIP: ip, allocatable: { cpu: '4', memory: '8Gi' } }, view, net, clock);
+    rt.podIP = ip;
+    rt.step(clock.now());
+    net.add(sb, ip);
+  });
+  const get = (ip: string, port: number, clientIP = '10.244.1.9') => {
+    const r = net.request(ip, port, { method: 'GET', path: '/', headers: {}, body: '', clientIP });
+    return typeof r === 'string' ? r : r.body;
+  };
+  return { clock, net, get };
+}
+
+describe('the simulated pod network', () => {
+  it('spreads Service requests over the ready endpoints, by cluster IP, DNS name and NodePort', () => {
+    const c = cluster({});
+    assert.deepEqual([c.get('10.96.0.50', 80), c.get('10.96.0.50', 80)].sort(), ['web-0', 'web-1']);
+    assert.deepEqual(c.net.resolve('web', 'ns'), ['10.96.0.50']);
+    assert.deepEqual(c.net.resolve('web.ns.svc.cluster.local', 'default'), ['10.96.0.50']);
+    assert.match(c.get(NODE_IP, 30080), /^web-[01]$/);
+    assert.equal(c.get(NODE_IP, 30081), 'refused');
+    assert.equal(c.get('10.96.0.50', 81), 'refused');
+    assert.equal(c.get('10.244.0.2', 9376), 'web-0');
+  });
+
+  it('keeps a client on one endpoint with sessionAffinity ClientIP until the timeout passes', async () => {
+    const c = cluster({ sessionAffinity: 'ClientIP', sessionAffinityConfig: { clientIP: { timeoutSeconds: 10 } } });
+    const first = c.get('10.96.0.50', 80);
+    for (let i = 0; i < 5; i++) assert.equal(c.get('10.96.0.50', 80), first);
+    assert.equal(c.get(NODE_IP, 30080), first, 'the same affinity through the NodePort');
+    const other = c.get('10.96.0.50', 80, '10.244.2.7');
+    assert.match(other, /^web-[01]$/);
+    await c.clock.advance(11_000);
+    // Both affinities expired: client B takes the next endpoint in turn, then client A the one after, not its old one.
+    c.get('10.96.0.50', 80, '10.244.2.7');
+    const after = c.get('10.96.0.50', 80);
+    assert.notEqual(after, first);
+    assert.equal(c.get('10.96.0.50', 80), after, 'and sticks to it again');
+  });
+});
