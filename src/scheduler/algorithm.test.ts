@@ -28,9 +28,9 @@ describe('schedulePod', () => {
     assert.deepEqual(r.kind === 'unschedulable' && r.message, NO_NODES_AVAILABLE);
   });
 
-  it('words the preemption part for a pod with preemptionPolicy Never', () => {
-    const r = schedulePod(makePod('p', { requests: { cpu: '8' }, spec: { preemptionPolicy: 'Never' } }), opts(nodeInfos([makeNode('n')])));
-    assert.equal(r.kind === 'unschedulable' && r.message, '0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never..');
+  it('words the FitError without a PostFilter part (the scheduler adds preemption)', () => {
+    const r = schedulePod(makePod('p', { requests: { cpu: '8' } }), opts(nodeInfos([makeNode('n')])));
+    assert.equal(r.kind === 'unschedulable' && r.message, '0/1 nodes are available: 1 Insufficient cpu.');
   });
 
   it('prefers the node with more room, weighing the plugins', () => {

@@ -4,8 +4,9 @@
  * Pure: reads a snapshot, changes nothing.
  */
 import type { Pod } from 'kubernetes-types/core/v1.js';
-import type { ClusterLookups, CycleContext, NodeScore, Snapshot, Status } from './framework.js';
-import { newPodInfo, nodeName, type NodeInfo, type PodInfo } from './node-info.js';
+import { cloneCycle, type ClusterLookups, type CycleContext, type NodeScore, type Snapshot, type Status } from './framework.js';
+import { addPod, cloneNodeInfo, newPodInfo, nodeName, podKey, podPriority, removePod, type NodeInfo, type PodInfo } from './node-info.js';
+import type { PodNominator } from './nominator.js';
 import type { Profile } from './profile.js';
 import type { Random } from './random.js';
 
@@ -14,8 +15,8 @@ export const NO_NODES_AVAILABLE = 'no nodes available to schedule pods';
 
 export type ScheduleResult =
   /** `ctx` carries the plugins' cycle state on to reserve and preBind. */
-  | { kind: 'scheduled'; node: string; feasibleNodes: number; evaluatedNodes: number; ctx: CycleContext }
-  | { kind: 'unschedulable'; message: string; nodeStatuses: Map<string, Status> }
+  | { kind: 'scheduled'; node: string; feasibleNodes: number; evaluatedNodes: number; processedNodes: number; ctx: CycleContext }
+  | { kind: 'unschedulable'; message: string; nodeStatuses: Map<string, Status>; fit?: FitError }
   /** A plugin failed with an internal error (an Error status): a SchedulerError, not a FitError. */
   | { kind: 'error'; message: string };
 
@@ -50,31 +51,25 @@ function compareStrings(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/**
- * The preemption outcome as DefaultPreemption words it when it finds no
- * victims (kcm does not preempt): nodes whose failure preemption cannot fix
- * are "not helpful", the rest found "no victims".
- */
-export function preemptionMessage(pod: Pod, nodeStatuses: Map<string, Status>): string {
-  if (pod.spec?.preemptionPolicy === 'Never') return 'preemption: not eligible due to preemptionPolicy=Never.';
-  const statuses = new Map<string, Status>();
-  for (const [name, s] of nodeStatuses) {
-    statuses.set(name, {
-      code: s.code,
-      reasons: [s.code === 'UnschedulableAndUnresolvable' ? 'Preemption is not helpful for scheduling' : 'No preemption victims found for incoming pod'],
-    });
-  }
-  return 'preemption: ' + fitErrorMessage({ numAllNodes: nodeStatuses.size, nodeStatuses: statuses });
-}
-
 export interface ScheduleOptions {
   profile: Profile;
   snapshot: Snapshot;
   lookups: ClusterLookups;
   random: Random;
+  /** Pods nominated to nodes by preemption, counted where they have at least the pod's priority. */
+  nominator?: PodNominator;
+  /**
+   * percentageOfNodesToScore (0: adaptive, 50% less 1% per 125 nodes, at
+   * least 5%); stop filtering once that many feasible nodes were found, but
+   * never below 100 nodes.
+   */
+  percentageOfNodesToScore?: number;
+  /** Where filtering starts in the node list (nextStartNodeIndex); the scheduler rotates it. */
+  startIndex?: number;
 }
 
-function runFilters(ctx: CycleContext, profile: Profile, info: NodeInfo): Status | undefined {
+/** The status of the first filter that rejects the pod on the node (RunFilterPlugins). */
+export function runFilters(ctx: CycleContext, profile: Profile, info: NodeInfo): Status | undefined {
   for (const f of profile.filters) {
     const s = f.filter(ctx, info);
     if (s) return { ...s, plugin: f.name };
@@ -82,7 +77,53 @@ function runFilters(ctx: CycleContext, profile: Profile, info: NodeInfo): Status
   return undefined;
 }
 
-/** Filters and scores; returns the chosen node or the FitError message (with preemption's part). */
+/** Places `p` on a copy's node and tells the plugins (PreFilterExtensions.AddPod). */
+export function addPodForFilters(ctx: CycleContext, profile: Profile, info: NodeInfo, p: PodInfo): void {
+  addPod(info, p);
+  for (const f of profile.filters) f.addPod?.(ctx, p, info);
+}
+
+/** Removes `p` from a copy's node and tells the plugins (PreFilterExtensions.RemovePod). */
+export function removePodForFilters(ctx: CycleContext, profile: Profile, info: NodeInfo, p: PodInfo): void {
+  if (removePod(info, p.pod)) for (const f of profile.filters) f.removePod?.(ctx, p, info);
+}
+
+/**
+ * RunFilterPluginsWithNominatedPods: the pods nominated to this node with at
+ * least the pod's priority are added to a copy of the node first (they will
+ * run there); if the pod fits with them, it must also fit without them (a
+ * nominated pod's anti-affinity could be what lets it in).
+ */
+export function filtersWithNominatedPods(ctx: CycleContext, profile: Profile, info: NodeInfo, nominator: PodNominator | undefined): Status | undefined {
+  const prio = podPriority(ctx.pod);
+  const self = podKey(ctx.pod);
+  const nominated = nominator ? nominator.podsForNode(nodeName(info)).filter((p) => podKey(p.pod) !== self && podPriority(p.pod) >= prio) : [];
+  if (nominated.length === 0) return runFilters(ctx, profile, info);
+  const withCtx = cloneCycle(ctx);
+  const withInfo = cloneNodeInfo(info);
+  for (const p of nominated) addPodForFilters(withCtx, profile, withInfo, p);
+  const s = runFilters(withCtx, profile, withInfo);
+  if (s) return s;
+  return runFilters(ctx, profile, info);
+}
+
+const MIN_FEASIBLE_NODES_TO_FIND = 100;
+const MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5;
+
+/** numFeasibleNodesToFind: how many feasible nodes are enough to stop filtering. */
+export function numFeasibleNodesToFind(percentage: number, numAllNodes: number): number {
+  if (numAllNodes < MIN_FEASIBLE_NODES_TO_FIND) return numAllNodes;
+  let pct = percentage;
+  if (pct <= 0) pct = Math.max(MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND, 50 - Math.trunc(numAllNodes / 125));
+  if (pct >= 100) return numAllNodes;
+  const n = Math.trunc((numAllNodes * pct) / 100);
+  return Math.max(n, MIN_FEASIBLE_NODES_TO_FIND);
+}
+
+/**
+ * Filters and scores; returns the chosen node, or the FitError (its message
+ * without a PostFilter part: the scheduler runs preemption and adds it).
+ */
 export function schedulePod(pod: Pod, opts: ScheduleOptions, podInfo: PodInfo = newPodInfo(pod)): ScheduleResult {
   const { profile, snapshot } = opts;
   const nodes = snapshot.nodes;
@@ -96,27 +137,37 @@ export function schedulePod(pod: Pod, opts: ScheduleOptions, podInfo: PodInfo = 
     if (s) {
       for (const n of nodes) statuses.set(nodeName(n), { ...s, plugin: f.name });
       const fit: FitError = { numAllNodes: nodes.length, nodeStatuses: statuses, preFilterMessage: s.reasons.join(', ') };
-      fit.postFilterMessage = preemptionMessage(pod, statuses);
-      return { kind: 'unschedulable', message: fitErrorMessage(fit), nodeStatuses: statuses };
+      return { kind: 'unschedulable', message: fitErrorMessage(fit), nodeStatuses: statuses, fit };
     }
   }
 
+  // The node preemption nominated is likely the only one that fits: try it first (evaluateNominatedNode).
+  const nominated = pod.status?.nominatedNodeName ? snapshot.get(pod.status.nominatedNodeName) : undefined;
+  if (nominated) {
+    const s = filtersWithNominatedPods(ctx, profile, nominated, opts.nominator);
+    if (s?.code === 'Error') return { kind: 'error', message: `running ${JSON.stringify(s.plugin)} filter plugin: ${s.reasons.join(', ')}` };
+    if (!s) return { kind: 'scheduled', node: nodeName(nominated), feasibleNodes: 1, evaluatedNodes: 1, processedNodes: 0, ctx };
+  }
+
+  const toFind = numFeasibleNodesToFind(opts.percentageOfNodesToScore ?? 0, nodes.length);
+  const start = (opts.startIndex ?? 0) % nodes.length;
   const feasible: NodeInfo[] = [];
-  for (const n of nodes) {
-    const s = runFilters(ctx, profile, n);
+  let processed = 0;
+  for (; processed < nodes.length && feasible.length < toFind; processed++) {
+    const n = nodes[(start + processed) % nodes.length]!;
+    const s = filtersWithNominatedPods(ctx, profile, n, opts.nominator);
     if (s?.code === 'Error') return { kind: 'error', message: `running ${JSON.stringify(s.plugin)} filter plugin: ${s.reasons.join(', ')}` };
     if (s) statuses.set(nodeName(n), s);
     else feasible.push(n);
   }
   if (feasible.length === 0) {
     const fit: FitError = { numAllNodes: nodes.length, nodeStatuses: statuses };
-    fit.postFilterMessage = preemptionMessage(pod, statuses);
-    return { kind: 'unschedulable', message: fitErrorMessage(fit), nodeStatuses: statuses };
+    return { kind: 'unschedulable', message: fitErrorMessage(fit), nodeStatuses: statuses, fit };
   }
-  if (feasible.length === 1) return { kind: 'scheduled', node: nodeName(feasible[0]!), feasibleNodes: 1, evaluatedNodes: nodes.length, ctx };
+  if (feasible.length === 1) return { kind: 'scheduled', node: nodeName(feasible[0]!), feasibleNodes: 1, evaluatedNodes: processed, processedNodes: processed, ctx };
 
   const totals = prioritizeNodes(ctx, profile, feasible);
-  return { kind: 'scheduled', node: selectHost(totals, opts.random), feasibleNodes: feasible.length, evaluatedNodes: nodes.length, ctx };
+  return { kind: 'scheduled', node: selectHost(totals, opts.random), feasibleNodes: feasible.length, evaluatedNodes: processed, processedNodes: processed, ctx };
 }
 
 /** Weighted sum of every score plugin's normalised scores, per feasible node (in `feasible` order). */

@@ -107,6 +107,20 @@ export interface FilterPlugin {
   /** Returning a status rejects every node with it (no per-node filter runs). */
   preFilter?(ctx: CycleContext): Status | undefined;
   filter(ctx: CycleContext, node: NodeInfo): Status | undefined;
+  /**
+   * PreFilterExtensions: `podToAdd` / `podToRemove` is (as if) placed on or
+   * removed from `node`; update this cycle's preFilter state to match. Used by
+   * preemption's dry runs and by the pass with nominated pods. They must
+   * replace their state in `ctx.state` rather than mutate it, so that a
+   * shallow copy of the state (cloneCycle) is an independent copy.
+   */
+  addPod?(ctx: CycleContext, podToAdd: PodInfo, node: NodeInfo): void;
+  removePod?(ctx: CycleContext, podToRemove: PodInfo, node: NodeInfo): void;
+}
+
+/** A copy of the cycle whose plugin state can change independently (CycleState.Clone). */
+export function cloneCycle(ctx: CycleContext): CycleContext {
+  return { ...ctx, state: new Map(ctx.state) };
 }
 
 /**

@@ -12,7 +12,7 @@ import {
   type AffinityTerm,
   type WeightedAffinityTerm,
 } from './affinity-terms.js';
-import { addResource, emptyResource, nodeAllocatable, podRequests, subtractResource, type Resource } from './resources.js';
+import { addResource, cloneResource, emptyResource, nodeAllocatable, podRequests, subtractResource, type Resource } from './resources.js';
 
 export interface PodInfo {
   readonly pod: Pod;
@@ -140,6 +140,26 @@ export function removePod(info: NodeInfo, pod: Pod): boolean {
   if (hasAffinity(p)) info.podsWithAffinity--;
   if (p.requiredAntiAffinityTerms.length > 0) info.podsWithRequiredAntiAffinity--;
   return true;
+}
+
+/** An independent copy (pods shared, aggregates copied), for dry runs that add or remove pods. */
+export function cloneNodeInfo(info: NodeInfo): NodeInfo {
+  return {
+    node: info.node,
+    pods: new Map(info.pods),
+    requested: cloneResource(info.requested),
+    nonZeroRequested: cloneResource(info.nonZeroRequested),
+    allocatable: info.allocatable,
+    allowedPods: info.allowedPods,
+    usedPorts: [...info.usedPorts],
+    podsWithAffinity: info.podsWithAffinity,
+    podsWithRequiredAntiAffinity: info.podsWithRequiredAntiAffinity,
+  };
+}
+
+/** The pod's priority (spec.priority, set by the Priority admission plugin; 0 without). */
+export function podPriority(pod: Pod): number {
+  return pod.spec?.priority ?? 0;
 }
 
 /** A node's name, or '' for a node-less NodeInfo. */

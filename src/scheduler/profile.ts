@@ -2,10 +2,11 @@
  * The default profile: filter plugins in upstream's order and score plugins
  * with the default-scheduler weights (TaintToleration 3; NodeAffinity,
  * PodTopologySpread, InterPodAffinity 2; the rest 1); VolumeBinding also
- * reserves and pre-binds.
+ * reserves and pre-binds; DefaultPreemption is the PostFilter.
  */
 import type { Client } from '../client/interfaces.js';
 import type { Clock } from '../util/clock/clock.js';
+import { DEFAULT_PREEMPTION_ARGS, type PreemptionArgs } from './preemption.js';
 import type { FilterPlugin, PreBindPlugin, ReservePlugin, WeightedScorePlugin } from './framework.js';
 import {
   balancedAllocation,
@@ -37,6 +38,10 @@ export interface Profile {
   readonly reserves?: readonly ReservePlugin[];
   /** Run in order in the binding cycle, before the Binding. */
   readonly preBinds?: readonly PreBindPlugin[];
+  /** DefaultPreemption's arguments when that PostFilter plugin is enabled. */
+  readonly preemption?: PreemptionArgs;
+  /** The profile's percentageOfNodesToScore (the configuration's when unset). */
+  readonly percentageOfNodesToScore?: number;
 }
 
 /** What stateful plugins (VolumeBinding) need from their scheduler. */
@@ -78,5 +83,6 @@ export function defaultProfile(handle: ProfileHandle = {}): Profile {
     ],
     reserves: [volumeBinding],
     preBinds: [volumeBinding],
+    preemption: DEFAULT_PREEMPTION_ARGS,
   };
 }

@@ -10,7 +10,8 @@ import { FakeClock, flushMicrotasks } from '../util/clock/clock.js';
 import { newLogger, setLogOutput } from '../util/log/logger.js';
 import { seededRandom } from './random.js';
 import { claimVolumes, makeClaim, makeStorageClass, makeVolume } from './testing.js';
-import { newScheduler, type Scheduler } from './scheduler.js';
+import { Registry } from 'prom-client';
+import { newScheduler, type Scheduler, type SchedulerOptions } from './scheduler.js';
 
 type Node = CoreNode & KubeObject;
 type Pod = CorePod & KubeObject;
@@ -53,13 +54,14 @@ interface Env {
   stop(): Promise<void>;
 }
 
-async function start(seed: (f: FakeClient) => void): Promise<Env> {
+async function start(seed: (f: FakeClient) => void, opts: Partial<SchedulerOptions> = {}): Promise<Env & { registry: Registry }> {
   const clock = new FakeClock();
   const fake = newFakeClient({ clock });
   seed(fake);
   const informers = newSharedInformerFactory(fake, { clock });
   const recorder = newFakeRecorder();
-  const sched = newScheduler({ client: fake, informers, clock, recorder, random: seededRandom(7), logger: newLogger('test-scheduler') });
+  const registry = new Registry();
+  const sched = newScheduler({ client: fake, informers, clock, recorder, random: seededRandom(7), logger: newLogger('test-scheduler'), registry, ...opts });
   const ac = new AbortController();
   const done = sched.run(ac.signal);
   for (let i = 0; i < 200 && !sched.healthy(); i++) await clock.advance(100);
@@ -70,6 +72,7 @@ async function start(seed: (f: FakeClient) => void): Promise<Env> {
     clock,
     recorder,
     sched,
+    registry,
     async stop() {
       ac.abort();
       await done;
@@ -347,5 +350,74 @@ describe('default scheduler', () => {
       assert.equal(storedClaim(env.fake, 'data')?.metadata?.annotations?.['volume.kubernetes.io/selected-node'], 'n1');
       await env.stop();
     });
+  });
+
+  it('preempts lower-priority pods for a high-priority pod, nominates the node, and binds once they are gone', async () => {
+    const env = await start((f) => {
+      f.seed(GVR.nodes, node('a', { cpu: '2' }), node('b', { cpu: '2' }));
+      f.seed(
+        GVR.pods,
+        pod('low-a', { cpu: '2', nodeName: 'a', spec: { priority: 1 } }),
+        pod('mid-b', { cpu: '2', nodeName: 'b', spec: { priority: 50 } }),
+      );
+    });
+    env.fake.seed(GVR.pods, pod('high', { cpu: '2', spec: { priority: 1000 } }));
+    await settle();
+    await env.sched.waitForBindings();
+    await settle();
+    // The lowest-priority victim is chosen: low-a on node a; it got DisruptionTarget before its deletion.
+    assert.equal(env.fake.stored<Pod>(GVR.pods, 'default', 'low-a'), undefined);
+    assert.ok(env.fake.stored<Pod>(GVR.pods, 'default', 'mid-b'));
+    const patch = env.fake.actions().find((a) => a.verb === 'patch' && a.name === 'low-a' && a.subresource === 'status');
+    assert.match(JSON.stringify(patch?.patch), /"type":"DisruptionTarget","status":"True","reason":"PreemptionByScheduler","message":"default-scheduler: preempting to accommodate a higher priority pod"/);
+    const highUid = env.fake.stored<Pod>(GVR.pods, 'default', 'high')?.metadata?.uid;
+    assert.ok(env.recorder.events.includes(`Normal Preempted Preempted by pod ${highUid} on node a`), env.recorder.events.join('\n'));
+    assert.ok(env.recorder.events.includes('Warning FailedScheduling 0/2 nodes are available: 2 Insufficient cpu.'), env.recorder.events.join('\n'));
+    // The deletion moved the preemptor back; it binds to its nominated node.
+    for (let i = 0; i < 20 && !boundNode(env.fake, 'high'); i++) {
+      await env.clock.advance(1000);
+      await settle();
+      await env.sched.waitForBindings();
+    }
+    assert.equal(boundNode(env.fake, 'high'), 'a');
+    const nominated = env.fake.actions().find((a) => a.verb === 'patch' && a.name === 'high' && JSON.stringify(a.patch).includes('nominatedNodeName'));
+    assert.match(JSON.stringify(nominated?.patch), /"nominatedNodeName":"a"/);
+    // A replacement for the victim (as its owner would create) stays Pending: it cannot preempt anyone.
+    env.fake.seed(GVR.pods, pod('low-a2', { cpu: '2', spec: { priority: 1 } }));
+    await settle();
+    await env.clock.advance(2000);
+    await settle();
+    assert.equal(boundNode(env.fake, 'low-a2'), undefined);
+    const metrics = await env.registry.metrics();
+    assert.match(metrics, /scheduler_preemption_attempts_total \d+/);
+    assert.match(metrics, /scheduler_preemption_victims_sum 1/);
+    assert.match(metrics, /scheduler_schedule_attempts_total\{profile="default-scheduler",result="scheduled"\} 1/);
+    assert.match(metrics, /scheduler_schedule_attempts_total\{profile="default-scheduler",result="unschedulable"\} [1-9]/);
+    assert.match(metrics, /scheduler_pending_pods\{queue="unschedulable"\} 1/);
+    await env.stop();
+  });
+
+  it('keeps a freed node for the nominated pod: a lower-priority pod arriving meanwhile does not take it', async () => {
+    const env = await start((f) => {
+      f.seed(GVR.nodes, node('a', { cpu: '2' }));
+      f.seed(GVR.pods, { ...pod('waiting', { cpu: '2', spec: { priority: 1000 } }), status: { phase: 'Pending', nominatedNodeName: 'a' } });
+    });
+    // 'waiting' binds at once (the node is empty); a second pod of lower priority then finds no room.
+    await settle();
+    await env.sched.waitForBindings();
+    assert.equal(boundNode(env.fake, 'waiting'), 'a');
+    await env.stop();
+    // With the nominated pod not yet placed (a victim still there), the lower one is kept out by the nomination.
+    const env2 = await start((f) => {
+      f.seed(GVR.nodes, node('a', { cpu: '4' }));
+      f.seed(GVR.pods, pod('victim', { cpu: '2', nodeName: 'a', spec: { priority: 1 } }));
+    });
+    env2.sched.nominator.add({ ...pod('nominated', { cpu: '2', spec: { priority: 1000 } }), metadata: { name: 'nominated', namespace: 'default', uid: 'u-nom' } }, 'a');
+    env2.fake.seed(GVR.pods, pod('sneaky', { cpu: '2', spec: { priority: 10, preemptionPolicy: 'Never' } }));
+    await settle();
+    await env2.sched.waitForBindings();
+    assert.equal(boundNode(env2.fake, 'sneaky'), undefined);
+    assert.ok(env2.recorder.events.some((e) => e.startsWith('Warning FailedScheduling 0/1 nodes are available: 1 Insufficient cpu.')), env2.recorder.events.join('\n'));
+    await env2.stop();
   });
 });

@@ -19,8 +19,13 @@ import { DeletedFinalStateUnknown, type SharedIndexInformer } from '../tools/cac
 import type { EventRecorder } from '../tools/record/interfaces.js';
 import { realClock, rfc3339, type Clock } from '../util/clock/clock.js';
 import { newLogger, type Logger } from '../util/log/logger.js';
+import type { Registry } from 'prom-client';
+import type { PodDisruptionBudget } from 'kubernetes-types/policy/v1.js';
 import { fitErrorMessage, schedulePod } from './algorithm.js';
-import type { ClusterLookups, CycleContext, Status } from './framework.js';
+import type { ClusterLookups, CycleContext, Snapshot, Status } from './framework.js';
+import { newSchedulerMetrics, type SchedulerMetrics } from './metrics.js';
+import { newPodNominator, type PodNominator } from './nominator.js';
+import { lowerPriorityNominatedPods, preempt, PREEMPTION_BY_SCHEDULER } from './preemption.js';
 import { defaultProfile, DEFAULT_SCHEDULER_NAME, type Profile } from './profile.js';
 import type { Random } from './random.js';
 import { newSchedulerCache, type SchedulerCache } from './scheduler-cache.js';
@@ -34,7 +39,16 @@ export interface SchedulerOptions {
   logger?: Logger;
   /** Tie-breaking among equally scored nodes (default Math.random; seed it in tests). */
   random?: Random;
+  /** One profile (default: the default profile). */
   profile?: Profile;
+  /** Several profiles, each serving its schedulerName (a KubeSchedulerConfiguration's profiles). */
+  profiles?: readonly Profile[];
+  /** The configuration's percentageOfNodesToScore (0, the default: adaptive). */
+  percentageOfNodesToScore?: number;
+  /** Where the scheduler_* metrics go (default: prom-client's global registry). */
+  registry?: Registry;
+  /** An event recorder per profile (reportingController = its schedulerName); default: `recorder` for all. */
+  recorderFor?: (schedulerName: string) => EventRecorder;
 }
 
 export interface Scheduler {
@@ -49,6 +63,9 @@ export interface Scheduler {
   waitForBindings(): Promise<void>;
   readonly queue: SchedulingQueue;
   readonly cache: SchedulerCache;
+  readonly nominator: PodNominator;
+  /** The schedulerNames this scheduler serves. */
+  readonly profileNames: readonly string[];
   healthy(): boolean;
 }
 
@@ -120,13 +137,20 @@ function assignedPodChanged(oldPod: Pod, newPod: Pod): boolean {
 class DefaultScheduler implements Scheduler {
   readonly queue: SchedulingQueue;
   readonly cache: SchedulerCache = newSchedulerCache();
+  readonly nominator: PodNominator = newPodNominator();
   private readonly client: Client;
   private readonly informers: SharedInformerFactory;
   private readonly recorder: EventRecorder;
   private readonly clock: Clock;
   private readonly log: Logger;
   private readonly random: Random;
-  private readonly profile: Profile;
+  private readonly profiles = new Map<string, Profile>();
+  private readonly recorders = new Map<string, EventRecorder>();
+  private readonly percentageOfNodesToScore: number;
+  /** Where the next cycle's filtering starts (nextStartNodeIndex). */
+  private nextStartNodeIndex = 0;
+  private readonly metrics: SchedulerMetrics;
+  private readonly pdbInformer: SharedIndexInformer<PodDisruptionBudget & { [k: string]: unknown }>;
   private readonly podInformer: SharedIndexInformer<Pod & { [k: string]: unknown }>;
   private readonly nodeInformer: SharedIndexInformer<Node & { [k: string]: unknown }>;
   private readonly nsInformer: SharedIndexInformer<Namespace & { [k: string]: unknown }>;
@@ -149,8 +173,17 @@ class DefaultScheduler implements Scheduler {
     this.clock = opts.clock ?? realClock;
     this.log = opts.logger ?? newLogger('scheduler');
     this.random = opts.random ?? Math.random;
-    this.profile = opts.profile ?? defaultProfile({ client: this.client, clock: this.clock });
+    const profiles = opts.profiles ?? [opts.profile ?? defaultProfile({ client: this.client, clock: this.clock })];
+    for (const p of profiles) {
+      if (this.profiles.has(p.schedulerName)) throw new Error(`duplicate profile with scheduler name ${JSON.stringify(p.schedulerName)}`);
+      this.profiles.set(p.schedulerName, p);
+      this.recorders.set(p.schedulerName, opts.recorderFor?.(p.schedulerName) ?? opts.recorder);
+    }
+    if (this.profiles.size === 0) throw new Error('at least one profile is required');
+    this.percentageOfNodesToScore = opts.percentageOfNodesToScore ?? 0;
     this.queue = newSchedulingQueue({ clock: this.clock });
+    this.metrics = newSchedulerMetrics(() => ({ ...this.queue.counts(), gated: this.gatedPods() }), opts.registry);
+    this.pdbInformer = this.informers.podDisruptionBudgets();
     this.podInformer = this.informers.pods();
     this.nodeInformer = this.informers.nodes();
     this.nsInformer = this.informers.namespaces();
@@ -175,10 +208,26 @@ class DefaultScheduler implements Scheduler {
     this.addHandlers();
   }
 
-  /** Whether this scheduler is responsible for the pod at all. */
+  get profileNames(): readonly string[] {
+    return [...this.profiles.keys()];
+  }
+
+  private profileFor(pod: Pod): Profile | undefined {
+    return this.profiles.get(pod.spec?.schedulerName || DEFAULT_SCHEDULER_NAME);
+  }
+
+  /** Whether this scheduler is responsible for the pod at all (a profile serves its schedulerName). */
   private responsibleFor(pod: Pod): boolean {
-    const name = pod.spec?.schedulerName || DEFAULT_SCHEDULER_NAME;
-    return name === this.profile.schedulerName;
+    return this.profileFor(pod) !== undefined;
+  }
+
+  /** Pending pods of ours held back by scheduling gates (never attempted). */
+  private gatedPods(): number {
+    let n = 0;
+    for (const p of this.podInformer.getStore().list()) {
+      if (!isAssigned(p) && !isTerminal(p) && (p.spec?.schedulingGates ?? []).length > 0 && this.responsibleFor(p)) n++;
+    }
+    return n;
   }
 
   /** Whether a pending pod should be in the queue now. */
@@ -193,11 +242,17 @@ class DefaultScheduler implements Scheduler {
           if (isTerminal(pod)) return;
           this.cache.addPod(pod);
           this.queue.moveAllToActiveOrBackoff('AssignedPodAdd', AFFINITY_PLUGINS);
-        } else if (this.pendingAndReady(pod)) this.queue.add(pod);
+        } else if (this.pendingAndReady(pod)) {
+          this.queue.add(pod);
+          this.nominator.update(undefined, pod);
+        }
       },
       onUpdate: (oldPod, newPod) => {
         if (isAssigned(newPod)) {
-          if (!isAssigned(oldPod)) this.queue.delete(newPod); // bound (by us or someone else)
+          if (!isAssigned(oldPod)) {
+            this.queue.delete(newPod); // bound (by us or someone else)
+            this.nominator.delete(newPod);
+          }
           if (isTerminal(newPod)) {
             this.cache.removePod(newPod);
             this.queue.moveAllToActiveOrBackoff('AssignedPodDelete');
@@ -209,8 +264,13 @@ class DefaultScheduler implements Scheduler {
           else if (assignedPodChanged(oldPod, newPod)) this.queue.moveAllToActiveOrBackoff('AssignedPodUpdate');
           return;
         }
-        if (this.pendingAndReady(newPod)) this.queue.update(oldPod, newPod);
-        else this.queue.delete(newPod);
+        if (this.pendingAndReady(newPod)) {
+          this.queue.update(oldPod, newPod);
+          this.nominator.update(oldPod, newPod);
+        } else {
+          this.queue.delete(newPod);
+          this.nominator.delete(newPod);
+        }
       },
       onDelete: (obj) => {
         const pod = unwrap(obj);
@@ -219,6 +279,7 @@ class DefaultScheduler implements Scheduler {
           this.queue.moveAllToActiveOrBackoff('AssignedPodDelete');
         }
         this.queue.delete(pod);
+        this.nominator.delete(pod);
       },
     });
     this.nodeInformer.addEventHandler({
@@ -285,7 +346,7 @@ class DefaultScheduler implements Scheduler {
     for (const [key, ok] of synced) if (!ok) this.log.warn({ informer: key }, 'cache did not sync');
     this.queue.run(signal);
     this.running = true;
-    this.log.info({ profile: this.profile.schedulerName }, 'scheduler started');
+    this.log.info({ profiles: this.profileNames }, 'scheduler started');
     try {
       while (!signal.aborted) {
         if (!(await this.scheduleOne(signal))) break;
@@ -310,35 +371,61 @@ class DefaultScheduler implements Scheduler {
     const qp = await this.queue.pop(signal);
     if (!qp) return false;
     const pod = this.current(qp.pod) ?? qp.pod;
-    if (!this.pendingAndReady(pod) || this.cache.isAssumed(pod)) {
+    const profile = this.profileFor(pod);
+    if (!profile || !this.pendingAndReady(pod) || this.cache.isAssumed(pod)) {
       this.queue.done(qp);
       return true;
     }
     qp.pod = pod;
     const cycle = this.queue.schedulingCycle();
     const start = this.clock.now();
-    const result = schedulePod(pod, { profile: this.profile, snapshot: this.cache.snapshot(), lookups: this.lookups, random: this.random });
+    const profileName = profile.schedulerName;
+    const snapshot = this.cache.snapshot();
+    const result = schedulePod(pod, {
+      profile,
+      snapshot,
+      lookups: this.lookups,
+      random: this.random,
+      nominator: this.nominator,
+      percentageOfNodesToScore: profile.percentageOfNodesToScore ?? this.percentageOfNodesToScore,
+      startIndex: this.nextStartNodeIndex,
+    });
     const key = `${pod.metadata?.namespace}/${pod.metadata?.name}`;
     if (result.kind === 'error') {
       this.log.error(result.message, { pod: key }, 'error scheduling pod; retrying');
-      this.handleFailure(qp, 'SchedulerError', result.message, cycle);
+      this.metrics.attempt(profileName, 'error', this.clock.since(start) / 1000);
+      this.handleFailure(qp, profile, 'SchedulerError', result.message, cycle);
       return true;
     }
     if (result.kind === 'unschedulable') {
-      this.log.v(2).info({ pod: key, reason: result.message }, 'unable to schedule pod; waiting');
       qp.unschedulablePlugins = new Set([...result.nodeStatuses.values()].map((s) => s.plugin ?? ''));
-      this.handleFailure(qp, 'Unschedulable', result.message, cycle);
+      let message = result.message;
+      let nominatedNode: string | undefined;
+      if (result.fit && profile.preemption) {
+        const outcome = await this.postFilter(pod, profile, result.nodeStatuses, snapshot);
+        if (outcome.kind === 'error') {
+          this.metrics.attempt(profileName, 'error', this.clock.since(start) / 1000);
+          this.handleFailure(qp, profile, 'SchedulerError', outcome.message, cycle);
+          return true;
+        }
+        nominatedNode = outcome.nominatedNode;
+        message = fitErrorMessage({ ...result.fit, postFilterMessage: outcome.message });
+      }
+      this.log.v(2).info({ pod: key, reason: message, nominatedNode }, 'unable to schedule pod; waiting');
+      this.metrics.attempt(profileName, 'unschedulable', this.clock.since(start) / 1000);
+      this.handleFailure(qp, profile, 'Unschedulable', message, cycle, nominatedNode);
       return true;
     }
+    this.nextStartNodeIndex = snapshot.nodes.length > 0 ? (this.nextStartNodeIndex + result.processedNodes) % snapshot.nodes.length : 0;
     const { ctx, node } = result;
-    const reserveFailure = this.runReserve(ctx, node);
+    const reserveFailure = this.runReserve(profile, ctx, node);
     if (reserveFailure) {
-      this.unreserve(ctx, node);
-      if (reserveFailure.code === 'Error') this.handleFailure(qp, 'SchedulerError', `running Reserve plugin ${JSON.stringify(reserveFailure.plugin)}: ${reserveFailure.reasons.join(', ')}`, cycle);
+      this.unreserve(profile, ctx, node);
+      if (reserveFailure.code === 'Error') this.handleFailure(qp, profile, 'SchedulerError', `running Reserve plugin ${JSON.stringify(reserveFailure.plugin)}: ${reserveFailure.reasons.join(', ')}`, cycle);
       else {
         qp.unschedulablePlugins = new Set([reserveFailure.plugin ?? '']);
         const msg = fitErrorMessage({ numAllNodes: this.cache.nodeCount(), nodeStatuses: new Map([[node, reserveFailure]]) });
-        this.handleFailure(qp, 'Unschedulable', msg, cycle);
+        this.handleFailure(qp, profile, 'Unschedulable', msg, cycle);
       }
       return true;
     }
@@ -347,19 +434,19 @@ class DefaultScheduler implements Scheduler {
       this.cache.assumePod(assumed);
     } catch (err) {
       this.log.error(err, { pod: key }, 'assuming pod failed');
-      this.unreserve(ctx, node);
-      this.handleFailure(qp, 'SchedulerError', String((err as Error).message ?? err), cycle);
+      this.unreserve(profile, ctx, node);
+      this.handleFailure(qp, profile, 'SchedulerError', String((err as Error).message ?? err), cycle);
       return true;
     }
     this.log.v(2).info({ pod: key, node, evaluatedNodes: result.evaluatedNodes, feasibleNodes: result.feasibleNodes, durationMs: this.clock.since(start) }, 'scheduled pod');
-    const p = this.bind(qp, assumed, node, ctx, signal).finally(() => this.bindings.delete(p));
+    const p = this.bind(qp, profile, assumed, node, ctx, start, signal).finally(() => this.bindings.delete(p));
     this.bindings.add(p);
     return true;
   }
 
   /** RunReservePluginsReserve: the first failure, with its plugin. */
-  private runReserve(ctx: CycleContext, node: string): Status | undefined {
-    for (const r of this.profile.reserves ?? []) {
+  private runReserve(profile: Profile, ctx: CycleContext, node: string): Status | undefined {
+    for (const r of profile.reserves ?? []) {
       const s = r.reserve(ctx, node);
       if (s) return { ...s, plugin: r.name };
     }
@@ -367,8 +454,8 @@ class DefaultScheduler implements Scheduler {
   }
 
   /** RunReservePluginsUnreserve: every reserve plugin, in reverse order. */
-  private unreserve(ctx: CycleContext, node: string): void {
-    const rs = this.profile.reserves ?? [];
+  private unreserve(profile: Profile, ctx: CycleContext, node: string): void {
+    const rs = profile.reserves ?? [];
     for (let i = rs.length - 1; i >= 0; i--) {
       try {
         rs[i]!.unreserve(ctx, node);
@@ -379,8 +466,8 @@ class DefaultScheduler implements Scheduler {
   }
 
   /** RunPreBindPlugins: the first failure as the message FailedScheduling carries. */
-  private async runPreBind(ctx: CycleContext, node: string, signal: AbortSignal): Promise<string | undefined> {
-    for (const p of this.profile.preBinds ?? []) {
+  private async runPreBind(profile: Profile, ctx: CycleContext, node: string, signal: AbortSignal): Promise<string | undefined> {
+    for (const p of profile.preBinds ?? []) {
       let s: Status | undefined;
       try {
         s = await p.preBind(ctx, node, signal);
@@ -392,16 +479,17 @@ class DefaultScheduler implements Scheduler {
     return undefined;
   }
 
-  private async bind(qp: QueuedPod, assumed: Pod, node: string, ctx: CycleContext, signal: AbortSignal): Promise<void> {
+  private async bind(qp: QueuedPod, profile: Profile, assumed: Pod, node: string, ctx: CycleContext, start: number, signal: AbortSignal): Promise<void> {
     const ns = assumed.metadata?.namespace ?? 'default';
     const name = assumed.metadata?.name ?? '';
-    const preBindFailure = await this.runPreBind(ctx, node, signal);
+    const preBindFailure = await this.runPreBind(profile, ctx, node, signal);
     if (preBindFailure) {
       this.log.error(preBindFailure, { pod: `${ns}/${name}`, node }, 'pre-binding failed');
-      this.unreserve(ctx, node);
+      this.unreserve(profile, ctx, node);
       this.cache.forgetPod(assumed);
       this.queue.moveAllToActiveOrBackoff('AssignedPodDelete');
-      this.handleFailure(qp, 'SchedulerError', preBindFailure, undefined);
+      this.metrics.attempt(profile.schedulerName, 'error', this.clock.since(start) / 1000);
+      this.handleFailure(qp, profile, 'SchedulerError', preBindFailure, undefined);
       return;
     }
     const binding: Binding = {
@@ -413,7 +501,7 @@ class DefaultScheduler implements Scheduler {
     try {
       await this.client.resource(GVR.pods).namespace(ns).createSubresource(name, 'binding', binding);
     } catch (err) {
-      this.unreserve(ctx, node);
+      this.unreserve(profile, ctx, node);
       this.cache.forgetPod(assumed);
       this.queue.moveAllToActiveOrBackoff('AssignedPodDelete');
       if (isNotFound(err)) {
@@ -422,19 +510,23 @@ class DefaultScheduler implements Scheduler {
         return;
       }
       this.log.error(err, { pod: `${ns}/${name}`, node }, 'binding failed');
-      this.handleFailure(qp, 'SchedulerError', `binding rejected: ${(err as Error)?.message ?? String(err)}`, undefined);
+      this.metrics.attempt(profile.schedulerName, 'error', this.clock.since(start) / 1000);
+      this.handleFailure(qp, profile, 'SchedulerError', `binding rejected: ${(err as Error)?.message ?? String(err)}`, undefined);
       return;
     }
     this.cache.finishBinding(assumed);
     this.queue.done(qp);
-    this.recorder.eventf(podRef(assumed), 'Normal', 'Scheduled', 'Successfully assigned %v/%v to %v', ns, name, node);
+    this.nominator.delete(assumed);
+    this.metrics.attempt(profile.schedulerName, 'scheduled', this.clock.since(start) / 1000);
+    this.metrics.podScheduled(qp.attempts);
+    this.recorderOf(profile).eventf(podRef(assumed), 'Normal', 'Scheduled', 'Successfully assigned %v/%v to %v', ns, name, node);
   }
 
   /**
    * handleSchedulingFailure: event, requeue (unschedulable or backoff), and
    * the PodScheduled=False condition with the same message.
    */
-  private handleFailure(qp: QueuedPod, reason: 'Unschedulable' | 'SchedulerError', message: string, cycle: number | undefined): void {
+  private handleFailure(qp: QueuedPod, profile: Profile, reason: 'Unschedulable' | 'SchedulerError', message: string, cycle: number | undefined, nominatedNode?: string): void {
     const pod = qp.pod;
     const cur = this.current(pod);
     if (!cur || isAssigned(cur)) {
@@ -442,16 +534,102 @@ class DefaultScheduler implements Scheduler {
       this.queue.done(qp);
       return;
     }
+    // AddNominatedPod: the node preemption freed is held for the pod; '' gives it up.
+    if (nominatedNode) this.nominator.add(cur, nominatedNode);
+    else if (nominatedNode === '') this.nominator.delete(cur);
     if (reason === 'Unschedulable' && cycle !== undefined) this.queue.addUnschedulable(qp, cycle);
     else this.queue.addBackoff(qp);
     const msg = truncateMessage(message);
-    this.recorder.event(podRef(pod), 'Warning', 'FailedScheduling', msg);
-    void this.setUnschedulableCondition(cur, reason, msg);
+    this.recorderOf(profile).event(podRef(pod), 'Warning', 'FailedScheduling', msg);
+    void this.setUnschedulableCondition(cur, reason, msg, nominatedNode);
   }
 
-  private async setUnschedulableCondition(pod: Pod, reason: string, message: string): Promise<void> {
+  private recorderOf(profile: Profile): EventRecorder {
+    return this.recorders.get(profile.schedulerName) ?? this.recorder;
+  }
+
+  /**
+   * Runs DefaultPreemption and carries out its choice: each victim gets the
+   * DisruptionTarget condition (PreemptionByScheduler) and is deleted, with a
+   * Preempted event; lower-priority pods nominated to the same node lose their
+   * nomination. Returns the PostFilter part of the message and the
+   * nomination: a node, '' to clear it, or undefined to keep it.
+   */
+  private async postFilter(
+    pod: Pod,
+    profile: Profile,
+    nodeStatuses: Map<string, Status>,
+    snapshot: Snapshot,
+  ): Promise<{ kind: 'done'; message?: string; nominatedNode?: string } | { kind: 'error'; message: string }> {
+    this.metrics.preemptionAttempt();
+    const outcome = preempt(pod, nodeStatuses, {
+      profile,
+      snapshot,
+      lookups: this.lookups,
+      random: this.random,
+      nominator: this.nominator,
+      pdbs: this.pdbInformer.getStore().list(),
+      args: profile.preemption,
+      now: this.clock.now(),
+    });
+    if (outcome.kind === 'none') return { kind: 'done', message: outcome.message, nominatedNode: outcome.clearNomination ? '' : undefined };
+    const { node, victims } = outcome.candidate;
+    const key = `${pod.metadata?.namespace}/${pod.metadata?.name}`;
+    this.log.v(2).info({ pod: key, node, victims: victims.map((v) => `${v.metadata?.namespace}/${v.metadata?.name}`) }, 'preempting');
+    const results = await Promise.allSettled(victims.filter((v) => !v.metadata?.deletionTimestamp).map((v) => this.preemptVictim(pod, profile, v, node)));
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) return { kind: 'error', message: String((failed.reason as Error)?.message ?? failed.reason) };
+    this.metrics.preemptionVictims(victims.length);
+    for (const p of lowerPriorityNominatedPods(this.nominator, pod, node)) {
+      this.nominator.delete(p);
+      void this.patchStatus(p, { nominatedNodeName: null }, 'clearing nominatedNodeName');
+    }
+    return { kind: 'done', nominatedNode: node };
+  }
+
+  private async preemptVictim(preemptor: Pod, profile: Profile, victim: Pod, node: string): Promise<void> {
+    const ns = victim.metadata?.namespace ?? 'default';
+    const name = victim.metadata?.name ?? '';
+    const pods = this.client.resource(GVR.pods).namespace(ns);
+    const has = (victim.status?.conditions ?? []).some((c) => c.type === 'DisruptionTarget' && c.status === 'True' && c.reason === PREEMPTION_BY_SCHEDULER);
+    try {
+      if (!has) {
+        const cond: PodCondition = {
+          type: 'DisruptionTarget',
+          status: 'True',
+          reason: PREEMPTION_BY_SCHEDULER,
+          message: `${preemptor.spec?.schedulerName || DEFAULT_SCHEDULER_NAME}: preempting to accommodate a higher priority pod`,
+          lastTransitionTime: rfc3339(this.clock.now()),
+        };
+        await pods.patch(name, 'strategic', { status: { conditions: [cond] } }, { subresource: 'status' });
+      }
+      await pods.delete(name, { preconditions: { uid: victim.metadata?.uid } });
+    } catch (err) {
+      if (isNotFound(err)) return; // already gone
+      this.log.error(err, { victim: `${ns}/${name}`, preemptor: `${preemptor.metadata?.namespace}/${preemptor.metadata?.name}` }, 'preempting pod failed');
+      throw err;
+    }
+    this.recorderOf(profile).eventf(podRef(victim), 'Normal', 'Preempted', 'Preempted by pod %v on node %v', preemptor.metadata?.uid ?? '', node);
+  }
+
+  private async patchStatus(pod: Pod, status: Record<string, unknown>, what: string): Promise<void> {
+    try {
+      await this.client
+        .resource(GVR.pods)
+        .namespace(pod.metadata?.namespace ?? 'default')
+        .patch(pod.metadata?.name ?? '', 'strategic', { status }, { subresource: 'status' });
+    } catch (err) {
+      if (isNotFound(err)) return;
+      this.log.error(err, { pod: `${pod.metadata?.namespace}/${pod.metadata?.name}` }, `${what} failed`);
+    }
+  }
+
+  /** The PodScheduled=False condition, and the nomination: a node sets it, '' clears it, undefined keeps it. */
+  private async setUnschedulableCondition(pod: Pod, reason: string, message: string, nominatedNode: string | undefined): Promise<void> {
     const old = (pod.status?.conditions ?? []).find((c) => c.type === 'PodScheduled');
-    if (old && old.status === 'False' && old.reason === reason && old.message === message && !pod.status?.nominatedNodeName) return;
+    const current = pod.status?.nominatedNodeName ?? '';
+    const nominationChanges = nominatedNode !== undefined && nominatedNode !== current;
+    if (old && old.status === 'False' && old.reason === reason && old.message === message && !nominationChanges) return;
     const now = rfc3339(this.clock.now());
     const cond: PodCondition = {
       type: 'PodScheduled',
@@ -461,17 +639,9 @@ class DefaultScheduler implements Scheduler {
       lastProbeTime: null as unknown as string,
       lastTransitionTime: old && old.status === 'False' ? old.lastTransitionTime : now,
     };
-    const patch: Record<string, unknown> = { status: { conditions: [cond] } };
-    if (pod.status?.nominatedNodeName) (patch.status as Record<string, unknown>).nominatedNodeName = null;
-    try {
-      await this.client
-        .resource(GVR.pods)
-        .namespace(pod.metadata?.namespace ?? 'default')
-        .patch(pod.metadata?.name ?? '', 'strategic', patch, { subresource: 'status' });
-    } catch (err) {
-      if (isNotFound(err)) return;
-      this.log.error(err, { pod: `${pod.metadata?.namespace}/${pod.metadata?.name}` }, 'updating PodScheduled condition failed');
-    }
+    const status: Record<string, unknown> = { conditions: [cond] };
+    if (nominationChanges) status.nominatedNodeName = nominatedNode || null;
+    await this.patchStatus(pod, status, 'updating PodScheduled condition');
   }
 }
 

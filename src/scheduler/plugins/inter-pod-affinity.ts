@@ -8,7 +8,7 @@ import type { Node, Pod } from 'kubernetes-types/core/v1.js';
 import type { Labels } from '../../api/labels.js';
 import { matchesAllTerms, termMatches, type AffinityTerm, type WeightedAffinityTerm } from '../affinity-terms.js';
 import { MAX_NODE_SCORE, unresolvable, unschedulable, type CycleContext, type FilterPlugin, type ScorePlugin } from '../framework.js';
-import type { NodeInfo } from '../node-info.js';
+import type { NodeInfo, PodInfo } from '../node-info.js';
 
 export const ERR_REASON_AFFINITY = "node(s) didn't match pod affinity rules";
 export const ERR_REASON_ANTI_AFFINITY = "node(s) didn't match pod anti-affinity rules";
@@ -104,11 +104,52 @@ function satisfiesExistingAntiAffinity(s: FilterState, node: Node): boolean {
   return true;
 }
 
+/**
+ * The filter state with `p` added to (`by` 1) or removed from (`by` -1)
+ * `node` (preFilterState.updateWithPod). A new state: the old one may be
+ * shared with other copies of the cycle. Pairs that drop to zero are removed.
+ */
+function updatedWithPod(ctx: CycleContext, s: FilterState, p: PodInfo, node: Node | undefined, by: 1 | -1): FilterState {
+  const labels = node?.metadata?.labels;
+  if (!labels) return s;
+  const next: FilterState = {
+    existingAntiAffinityCounts: new Map(s.existingAntiAffinityCounts),
+    affinityCounts: new Map(s.affinityCounts),
+    antiAffinityCounts: new Map(s.antiAffinityCounts),
+    nsLabels: s.nsLabels,
+  };
+  const change = (m: PairCounts, key: string) => {
+    if (!Object.prototype.hasOwnProperty.call(labels, key)) return;
+    const k = pair(key, labels[key]!);
+    const v = (m.get(k) ?? 0) + by;
+    if (v === 0) m.delete(k);
+    else m.set(k, v);
+  };
+  for (const t of p.requiredAntiAffinityTerms) if (termMatches(t, ctx.pod, s.nsLabels)) change(next.existingAntiAffinityCounts, t.topologyKey);
+  const podNs = nsLabelsOf(ctx, p.pod);
+  const aff = ctx.podInfo.requiredAffinityTerms;
+  if (aff.length > 0 && matchesAllTerms(aff, p.pod, podNs)) for (const t of aff) change(next.affinityCounts, t.topologyKey);
+  for (const t of ctx.podInfo.requiredAntiAffinityTerms) if (termMatches(t, p.pod, podNs)) change(next.antiAffinityCounts, t.topologyKey);
+  return next;
+}
+
+function stateOf(ctx: CycleContext): FilterState {
+  let s = ctx.state.get(FILTER_KEY) as FilterState | undefined;
+  if (!s) ctx.state.set(FILTER_KEY, (s = computeFilterState(ctx)));
+  return s;
+}
+
 export const interPodAffinityFilter: FilterPlugin = {
   name: 'InterPodAffinity',
   preFilter(ctx) {
     ctx.state.set(FILTER_KEY, computeFilterState(ctx));
     return undefined;
+  },
+  addPod(ctx, p, info) {
+    ctx.state.set(FILTER_KEY, updatedWithPod(ctx, stateOf(ctx), p, info.node, 1));
+  },
+  removePod(ctx, p, info) {
+    ctx.state.set(FILTER_KEY, updatedWithPod(ctx, stateOf(ctx), p, info.node, -1));
   },
   filter(ctx, info) {
     const s = (ctx.state.get(FILTER_KEY) as FilterState | undefined) ?? computeFilterState(ctx);

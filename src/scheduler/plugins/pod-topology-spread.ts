@@ -8,7 +8,7 @@
 import type { Node, Pod, TopologySpreadConstraint } from 'kubernetes-types/core/v1.js';
 import { nothing, selectorFromLabelSelector, type LabelSelectorValue, type Selector } from '../../api/labels.js';
 import { MAX_NODE_SCORE, unresolvable, unschedulable, type CycleContext, type FilterPlugin, type ScorePlugin } from '../framework.js';
-import type { NodeInfo } from '../node-info.js';
+import type { NodeInfo, PodInfo } from '../node-info.js';
 import { podMatchesNodeSelectorAndAffinity } from '../node-selector.js';
 import { doNotScheduleTaint, findUntoleratedTaint } from '../../api/taints.js';
 
@@ -99,6 +99,8 @@ interface FilterState {
   pairCounts: Map<string, number>;
   /** per constraint index: number of domains and the minimum count among them */
   domains: Array<{ count: number; min: number }>;
+  /** per constraint index: the eligible domains (topology pairs) */
+  domainPairs: Set<string>[];
 }
 
 const FILTER_KEY = 'PodTopologySpread/filter';
@@ -118,12 +120,42 @@ function computeFilterState(ctx: CycleContext): FilterState {
       pairCounts.set(p, (pairCounts.get(p) ?? 0) + countMatchingPods(info, c.selector, ns));
     });
   }
-  const domains = domainsPerConstraint.map((set) => {
+  return { constraints, pairCounts, domains: domainsOf(domainsPerConstraint, pairCounts), domainPairs: domainsPerConstraint };
+}
+
+function domainsOf(domainPairs: Set<string>[], pairCounts: Map<string, number>): Array<{ count: number; min: number }> {
+  return domainPairs.map((set) => {
     let min = Number.MAX_SAFE_INTEGER;
     for (const p of set) min = Math.min(min, pairCounts.get(p) ?? 0);
     return { count: set.size, min };
   });
-  return { constraints, pairCounts, domains };
+}
+
+/**
+ * The filter state with `p` added to (`by` 1) or removed from (`by` -1)
+ * `node` (preFilterState.updateWithPod): counted when in the pod's namespace
+ * on a node with every topology key, per constraint whose selector and
+ * inclusion policies it meets. A new state (the old one may be shared).
+ */
+function updatedWithPod(ctx: CycleContext, s: FilterState, p: PodInfo, node: Node | undefined, by: 1 | -1): FilterState {
+  if (!node || s.constraints.length === 0) return s;
+  if ((p.pod.metadata?.namespace ?? 'default') !== (ctx.pod.metadata?.namespace ?? 'default')) return s;
+  if (!nodeHasAllKeys(node, s.constraints) || p.pod.metadata?.deletionTimestamp) return s; // terminating pods are not counted
+  const pairCounts = new Map(s.pairCounts);
+  const labels = p.pod.metadata?.labels ?? {};
+  s.constraints.forEach((c, i) => {
+    if (!c.selector.matches(labels) || !matchesInclusionPolicies(ctx.pod, node, c)) return;
+    const k = pairKey(c.topologyKey, node.metadata!.labels![c.topologyKey]!);
+    if (!s.domainPairs[i]!.has(k)) return;
+    pairCounts.set(k, (pairCounts.get(k) ?? 0) + by);
+  });
+  return { ...s, pairCounts, domains: domainsOf(s.domainPairs, pairCounts) };
+}
+
+function stateOf(ctx: CycleContext): FilterState {
+  let s = ctx.state.get(FILTER_KEY) as FilterState | undefined;
+  if (!s) ctx.state.set(FILTER_KEY, (s = computeFilterState(ctx)));
+  return s;
 }
 
 export const podTopologySpreadFilter: FilterPlugin = {
@@ -131,6 +163,12 @@ export const podTopologySpreadFilter: FilterPlugin = {
   preFilter(ctx) {
     ctx.state.set(FILTER_KEY, computeFilterState(ctx));
     return undefined;
+  },
+  addPod(ctx, p, info) {
+    ctx.state.set(FILTER_KEY, updatedWithPod(ctx, stateOf(ctx), p, info.node, 1));
+  },
+  removePod(ctx, p, info) {
+    ctx.state.set(FILTER_KEY, updatedWithPod(ctx, stateOf(ctx), p, info.node, -1));
   },
   filter(ctx, info) {
     const s = (ctx.state.get(FILTER_KEY) as FilterState | undefined) ?? computeFilterState(ctx);

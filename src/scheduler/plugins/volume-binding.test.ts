@@ -5,7 +5,8 @@ import { GVR } from '../../api/gvr.js';
 import type { KubeObject } from '../../api/types.js';
 import { newFakeClient } from '../../controller/testing/fake-client.js';
 import { FakeClock, flushMicrotasks } from '../../util/clock/clock.js';
-import { schedulePod } from '../algorithm.js';
+import { fitErrorMessage, schedulePod } from '../algorithm.js';
+import { preempt } from '../preemption.js';
 import { noLookups, newSnapshot } from '../framework.js';
 import { newPodInfo } from '../node-info.js';
 import { defaultProfile } from '../profile.js';
@@ -41,10 +42,12 @@ describe('VolumeBinding', () => {
   it('words the FitError for an unbound Immediate claim as upstream', () => {
     const { lookups } = storageLookups({ claims: [makeClaim('data', { class: 'fast' })], classes: [makeStorageClass('fast')] });
     const pod = makePod('p', { spec: { volumes: claimVolumes('data') } });
-    const r = schedulePod(pod, { profile: defaultProfile(), snapshot: newSnapshot(nodeInfos([makeNode('n1'), makeNode('n2')])), lookups: { ...noLookups, ...lookups }, random: seededRandom(1) }, newPodInfo(pod));
-    assert.equal(r.kind, 'unschedulable');
+    const o = { profile: defaultProfile(), snapshot: newSnapshot(nodeInfos([makeNode('n1'), makeNode('n2')])), lookups: { ...noLookups, ...lookups }, random: seededRandom(1) };
+    const r = schedulePod(pod, o, newPodInfo(pod));
+    assert.ok(r.kind === 'unschedulable' && r.fit);
+    const post = preempt(pod, r.nodeStatuses, { ...o, pdbs: [] });
     assert.equal(
-      r.kind === 'unschedulable' && r.message,
+      post.kind === 'none' && fitErrorMessage({ ...r.fit, postFilterMessage: post.message }),
       '0/2 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling..',
     );
   });
