@@ -15,6 +15,8 @@ import { randomUUID } from 'node:crypto';
 import { register as defaultRegistry } from 'prom-client';
 import { loadKubeconfig } from '../client/kubeconfig.js';
 import { newKubeClient } from '../client/client.js';
+import { readFileSync } from 'node:fs';
+import { parseSchedulerConfiguration, SchedulerConfigError, type SchedulerConfiguration } from '../scheduler/config.js';
 import { newScheduler } from '../scheduler/scheduler.js';
 import { DEFAULT_SCHEDULER_NAME } from '../scheduler/profile.js';
 import { newSharedInformerFactory } from '../tools/cache/factory.js';
@@ -29,6 +31,12 @@ import { onTerminationSignal, parseCommandLine, setUpLogging } from './common.js
 import { FlagError, formatDuration, loggingFlags, type FlagSpec } from './flags.js';
 
 export const schedulerFlags = {
+  config: {
+    type: 'string',
+    default: '',
+    usage: 'The path to the configuration file (a KubeSchedulerConfiguration: profiles, percentageOfNodesToScore, plugin arguments). Its leaderElection and clientConnection settings take precedence over the flags.',
+    section: 'Misc',
+  },
   kubeconfig: { type: 'string', default: '', usage: 'Path to kubeconfig file with authorization and master location information.', section: 'Misc' },
   master: { type: 'string', default: '', usage: 'The address of the Kubernetes API server (overrides any value in kubeconfig).', section: 'Misc' },
   'kube-api-qps': { type: 'float', default: 50, usage: 'QPS to use while talking with kubernetes apiserver.', section: 'Misc' },
@@ -73,8 +81,30 @@ export async function run(args: string[]): Promise<number> {
     },
   });
   if (typeof flags === 'number') return flags;
-  const v = flags.values;
+  const v = { ...flags.values };
   const log = setUpLogging(v, 'scheduler');
+  let schedConfig: SchedulerConfiguration | undefined;
+  if (v.config) {
+    try {
+      schedConfig = parseSchedulerConfiguration(readFileSync(v.config, 'utf8'));
+    } catch (err) {
+      const why = err instanceof SchedulerConfigError ? err.message : (err as Error).message;
+      process.stderr.write(`kcm scheduler: invalid configuration ${v.config}: ${why}\n`);
+      return 1;
+    }
+    for (const w of schedConfig.warnings) log.warn({ config: v.config }, w);
+    const le = schedConfig.leaderElection;
+    if (le.leaderElect !== undefined) v['leader-elect'] = le.leaderElect;
+    if (le.leaseDurationMs !== undefined) v['leader-elect-lease-duration'] = le.leaseDurationMs;
+    if (le.renewDeadlineMs !== undefined) v['leader-elect-renew-deadline'] = le.renewDeadlineMs;
+    if (le.retryPeriodMs !== undefined) v['leader-elect-retry-period'] = le.retryPeriodMs;
+    if (le.resourceName !== undefined) v['leader-elect-resource-name'] = le.resourceName;
+    if (le.resourceNamespace !== undefined) v['leader-elect-resource-namespace'] = le.resourceNamespace;
+    const cc = schedConfig.clientConnection;
+    if (cc.kubeconfig !== undefined && !v.kubeconfig) v.kubeconfig = cc.kubeconfig;
+    if (cc.qps !== undefined) v['kube-api-qps'] = cc.qps;
+    if (cc.burst !== undefined) v['kube-api-burst'] = cc.burst;
+  }
 
   let config;
   try {
@@ -106,7 +136,7 @@ export async function run(args: string[]): Promise<number> {
         ...(v['tls-private-key-file'] ? { keyFile: v['tls-private-key-file'] } : {}),
         checks,
         registry,
-        configz: () => schedulerConfiguration(v),
+        configz: () => schedulerConfiguration(v, schedConfig),
         auth,
         component: 'kube-scheduler',
         logger: log,
@@ -127,13 +157,25 @@ export async function run(args: string[]): Promise<number> {
   const broadcaster = newEventBroadcaster({ client, clock, logger: log.child({}, 'events') });
   const identity = `${hostname()}_${randomUUID()}`;
   const recorder = broadcaster.newRecorder({ component: DEFAULT_SCHEDULER_NAME, host: hostname() });
+  // Each profile reports its events as its own schedulerName (reportingController).
+  const recorderFor = (schedulerName: string) => broadcaster.newRecorder({ component: schedulerName, host: hostname() });
 
   const ac = new AbortController();
   const release = onTerminationSignal(() => ac.abort(), { log });
   let code = 0;
   const runScheduler = async (signal: AbortSignal) => {
     const informers = newSharedInformerFactory(client, { clock, logger: log.child({}, 'informers') });
-    const sched = newScheduler({ client, informers, clock, recorder, logger: log });
+    const profiles = schedConfig ? parseSchedulerConfiguration(readFileSync(v.config, 'utf8'), { client, clock }).profiles : undefined;
+    const sched = newScheduler({
+      client,
+      informers,
+      clock,
+      recorder,
+      recorderFor,
+      logger: log,
+      registry,
+      ...(profiles ? { profiles, percentageOfNodesToScore: schedConfig!.percentageOfNodesToScore } : {}),
+    });
     try {
       await sched.run(signal);
     } finally {
@@ -186,11 +228,12 @@ export async function run(args: string[]): Promise<number> {
   return code;
 }
 
-/** What /configz shows: the effective KubeSchedulerConfiguration (the parts kcm has flags for). */
-function schedulerConfiguration(v: { kubeconfig: string; 'kube-api-qps': number; 'kube-api-burst': number; 'leader-elect': boolean; 'leader-elect-lease-duration': number; 'leader-elect-renew-deadline': number; 'leader-elect-retry-period': number; 'leader-elect-resource-namespace': string; 'leader-elect-resource-name': string }): Record<string, unknown> {
+/** What /configz shows: the effective KubeSchedulerConfiguration (flags, and the --config file's profiles). */
+function schedulerConfiguration(v: { kubeconfig: string; 'kube-api-qps': number; 'kube-api-burst': number; 'leader-elect': boolean; 'leader-elect-lease-duration': number; 'leader-elect-renew-deadline': number; 'leader-elect-retry-period': number; 'leader-elect-resource-namespace': string; 'leader-elect-resource-name': string }, file: SchedulerConfiguration | undefined): Record<string, unknown> {
   return {
     kind: 'KubeSchedulerConfiguration',
     apiVersion: 'kubescheduler.config.k8s.io/v1beta1',
+    percentageOfNodesToScore: file?.percentageOfNodesToScore ?? 0,
     clientConnection: { kubeconfig: v.kubeconfig, qps: v['kube-api-qps'], burst: v['kube-api-burst'] },
     leaderElection: {
       leaderElect: v['leader-elect'],
@@ -201,6 +244,6 @@ function schedulerConfiguration(v: { kubeconfig: string; 'kube-api-qps': number;
       resourceName: v['leader-elect-resource-name'],
       resourceNamespace: v['leader-elect-resource-namespace'],
     },
-    profiles: [{ schedulerName: DEFAULT_SCHEDULER_NAME }],
+    profiles: (file?.effective.profiles as unknown[] | undefined) ?? [{ schedulerName: DEFAULT_SCHEDULER_NAME }],
   };
 }

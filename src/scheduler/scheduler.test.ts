@@ -12,6 +12,7 @@ import { seededRandom } from './random.js';
 import { claimVolumes, makeClaim, makeStorageClass, makeVolume } from './testing.js';
 import { Registry } from 'prom-client';
 import { newScheduler, type Scheduler, type SchedulerOptions } from './scheduler.js';
+import { parseSchedulerConfiguration } from './config.js';
 
 type Node = CoreNode & KubeObject;
 type Pod = CorePod & KubeObject;
@@ -419,5 +420,52 @@ describe('default scheduler', () => {
     assert.equal(boundNode(env2.fake, 'sneaky'), undefined);
     assert.ok(env2.recorder.events.some((e) => e.startsWith('Warning FailedScheduling 0/1 nodes are available: 1 Insufficient cpu.')), env2.recorder.events.join('\n'));
     await env2.stop();
+  });
+
+  it('serves several profiles: each schedulerName with its own plugins and events; other names are left alone', async () => {
+    const config = parseSchedulerConfiguration(`apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+- schedulerName: packer
+  plugins:
+    score:
+      disabled: [{name: '*'}]
+      enabled: [{name: NodeResourcesFit}]
+  pluginConfig:
+  - name: NodeResourcesFit
+    args: {scoringStrategy: {type: MostAllocated}}
+`);
+    const byProfile = new Map<string, FakeEventRecorder>();
+    const recorderFor = (name: string) => {
+      const r = newFakeRecorder();
+      byProfile.set(name, r);
+      return r;
+    };
+    const env = await start(
+      (f) => {
+        f.seed(GVR.nodes, node('busy'), node('idle'));
+        f.seed(GVR.pods, pod('existing', { cpu: '3', nodeName: 'busy' }));
+      },
+      { profiles: config.profiles, recorderFor },
+    );
+    assert.deepEqual(env.sched.profileNames, ['default-scheduler', 'packer']);
+    env.fake.seed(
+      GVR.pods,
+      pod('spread', { cpu: '500m' }),
+      pod('packed', { cpu: '500m', spec: { schedulerName: 'packer' } }),
+      pod('elsewhere', { cpu: '500m', spec: { schedulerName: 'someone-else' } }),
+    );
+    await settle();
+    await env.sched.waitForBindings();
+    await settle();
+    assert.equal(boundNode(env.fake, 'spread'), 'idle');
+    assert.equal(boundNode(env.fake, 'packed'), 'busy');
+    assert.equal(boundNode(env.fake, 'elsewhere'), undefined);
+    assert.deepEqual(byProfile.get('packer')!.events, ['Normal Scheduled Successfully assigned default/packed to busy']);
+    assert.deepEqual(byProfile.get('default-scheduler')!.events, ['Normal Scheduled Successfully assigned default/spread to idle']);
+    // A pod of a scheduler no profile serves is not even queued.
+    assert.equal(env.sched.queue.counts().active + env.sched.queue.counts().unschedulable, 0);
+    await env.stop();
   });
 });

@@ -22,6 +22,7 @@ import { formatDuration } from '../cmd/flags.js';
 import { newNodeSimulator } from '../nodes/index.js';
 import { runProvisionerComponent, volumesDirOf } from '../provisioner/component.js';
 import { newScheduler } from '../scheduler/index.js';
+import { parseSchedulerConfiguration } from '../scheduler/config.js';
 import { newSharedInformerFactory } from '../tools/cache/factory.js';
 import { newEventBroadcaster } from '../tools/record/index.js';
 import { newLeaderElector } from '../tools/leaderelection/index.js';
@@ -49,6 +50,8 @@ export interface ControllerSideConfig {
   /** The scheduler's client limits (kcm up's --scheduler-kube-api-qps/--scheduler-kube-api-burst). */
   schedulerQps: number;
   schedulerBurst: number;
+  /** A KubeSchedulerConfiguration file (absolute path; validated by kcm up before start). */
+  schedulerConfig?: string;
   verbosity: number;
   loggingFormat: 'text' | 'json';
   /** The local cloud's load balancer pool (`--load-balancer-ip-range`). */
@@ -137,12 +140,16 @@ export async function runControllerSide(cfg: ControllerSideConfig, signal: Abort
     const eventClient = newKubeClient(schedulerRest, { logger: newLogger('scheduler') });
     clients.push(client, eventClient);
     const broadcaster = newEventBroadcaster({ client: eventClient, clock: realClock, logger: newLogger('scheduler') });
+    const schedConfig = cfg.schedulerConfig ? parseSchedulerConfiguration(readFileSync(cfg.schedulerConfig, 'utf8'), { client, clock: realClock }) : undefined;
+    for (const w of schedConfig?.warnings ?? []) log.warn({ config: cfg.schedulerConfig }, w);
     const scheduler = newScheduler({
       client,
       informers: newSharedInformerFactory(client, { clock: realClock }),
       recorder: broadcaster.newRecorder({ component: 'default-scheduler' }),
+      recorderFor: (schedulerName) => broadcaster.newRecorder({ component: schedulerName }),
       clock: realClock,
       logger: newLogger('scheduler'),
+      ...(schedConfig ? { profiles: schedConfig.profiles, percentageOfNodesToScore: schedConfig.percentageOfNodesToScore } : {}),
     });
     send({ type: 'scheduler-started' });
     // With leader election (the default), the scheduler holds kube-system/kube-scheduler as kube-scheduler does.

@@ -2,6 +2,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FlagError } from '../cmd/flags.js';
 import { parseUpFlags } from './options.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 describe('kcm up flags', () => {
   it('gives the scheduler 200 QPS and a burst of 400 by default, above kube-scheduler 50/100 that caps binding at 50 pods per second', () => {
@@ -34,5 +37,24 @@ describe('kcm up flags', () => {
     assert.equal(parseUpFlags([]).flags.values['request-timeout'], 60_000);
     assert.equal(parseUpFlags(['--request-timeout=5s']).flags.values['request-timeout'], 5_000);
     assert.throws(() => parseUpFlags(['--request-timeout=-1s']), /--request-timeout can not be negative value/);
+  });
+
+  it('checks --scheduler-config before starting and names the problem in one line', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kcm-sched-config-'));
+    try {
+      const good = join(dir, 'good.yaml');
+      writeFileSync(good, 'apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: a\n- schedulerName: b\n');
+      assert.equal(parseUpFlags(['--scheduler-config', good]).flags.values['scheduler-config'], good);
+      const bad = join(dir, 'bad.yaml');
+      writeFileSync(bad, 'apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\npercentageOfNodesToScore: 101\n');
+      assert.throws(
+        () => parseUpFlags(['--scheduler-config', bad]),
+        (err: unknown) =>
+          err instanceof FlagError && (err as Error).message === `invalid argument "${bad}" for "--scheduler-config" flag: percentageOfNodesToScore: Invalid value: 101: not in valid range [0-100]`,
+      );
+      assert.throws(() => parseUpFlags(['--scheduler-config', join(dir, 'missing.yaml')]), /for "--scheduler-config" flag: ENOENT/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

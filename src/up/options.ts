@@ -7,6 +7,8 @@
  * do not apply (the embedded server's admin kubeconfig is used, also for the
  * TokenReviews and SubjectAccessReviews that guard the controller manager's port).
  */
+import { readFileSync } from 'node:fs';
+import { parseSchedulerConfiguration } from '../scheduler/config.js';
 import { FlagError, loggingFlags, parseFlags, type FlagSpec, type ParsedFlags } from '../cmd/flags.js';
 import { applyConfigFile, controllerManagerFlags, validateFlags, type ControllerManagerFlagValues, type ControllerManagerFlags } from '../controllermanager/options.js';
 import { resolveEnabledControllers } from '../controllers/registry.js';
@@ -56,6 +58,12 @@ const ownFlags = {
     section: 'kcm up',
   },
   scheduler: { type: 'bool', default: true, usage: 'Run the default scheduler.', section: 'kcm up' },
+  'scheduler-config': {
+    type: 'string',
+    default: '',
+    usage: "A KubeSchedulerConfiguration file for the scheduler (as kube-scheduler's --config): its profiles (several schedulerNames, plugins enabled or disabled, score weights), percentageOfNodesToScore and plugin arguments.",
+    section: 'kcm up',
+  },
   'local-path-provisioner': {
     type: 'bool',
     default: true,
@@ -150,6 +158,13 @@ export function parseUpFlags(args: readonly string[]): UpOptions {
   if (flags.values['metric-resolution'] <= 0) throw new FlagError(`--metric-resolution must be positive, got ${flags.values['metric-resolution']}ms`);
   if (flags.values['request-timeout'] < 0) throw new FlagError('--request-timeout can not be negative value');
   if (flags.values['scheduler-kube-api-burst'] < 0) throw new FlagError(`--scheduler-kube-api-burst must not be negative, got ${flags.values['scheduler-kube-api-burst']}`);
+  if (flags.values['scheduler-config']) {
+    try {
+      parseSchedulerConfiguration(readFileSync(flags.values['scheduler-config'], 'utf8'));
+    } catch (err) {
+      throw new FlagError(`invalid argument "${flags.values['scheduler-config']}" for "--scheduler-config" flag: ${(err as Error).message}`, { cause: err });
+    }
+  }
   try {
     parseIpRange(flags.values['load-balancer-ip-range']);
   } catch (err) {

@@ -118,6 +118,7 @@ export async function runUp(o: UpOptions, startedAt: number, signal: AbortSignal
     scheduler: v.scheduler,
     localPathProvisioner: v['local-path-provisioner'],
     schedulerQps: v['scheduler-kube-api-qps'],
+    ...(v['scheduler-config'] ? { schedulerConfig: resolve(v['scheduler-config']) } : {}),
     schedulerBurst: v['scheduler-kube-api-burst'],
     verbosity: v.v,
     loggingFormat: v['logging-format'] === 'json' ? 'json' : 'text',

@@ -56,20 +56,40 @@ export function leastRequestedScore(requested: number, capacity: number): number
   return Math.trunc(((capacity - requested) * MAX_NODE_SCORE) / capacity);
 }
 
-export const nodeResourcesFitScore: ScorePlugin = {
-  name: 'NodeResourcesFit',
-  score(ctx, info) {
-    // Scoring counts missing cpu/memory requests as the defaults (100m, 200Mi),
-    // so best-effort pods still spread.
-    let total = 0;
-    let weights = 0;
-    for (const r of SCORED_RESOURCES) {
-      const alloc = resourceAmount(info.allocatable, r.name);
-      if (alloc === 0) continue;
-      const req = resourceAmount(info.nonZeroRequested, r.name) + resourceAmount(ctx.podInfo.nonZeroRequests, r.name);
-      total += leastRequestedScore(req, alloc) * r.weight;
-      weights += r.weight;
-    }
-    return weights === 0 ? 0 : Math.trunc(total / weights);
-  },
-};
+/** mostRequestedScore: requested * 100 / capacity (requests over capacity count as full). */
+export function mostRequestedScore(requested: number, capacity: number): number {
+  if (capacity === 0) return 0;
+  return Math.trunc((Math.min(requested, capacity) * MAX_NODE_SCORE) / capacity);
+}
+
+/** NodeResourcesFitArgs.scoringStrategy (RequestedToCapacityRatio is not implemented). */
+export interface ScoringStrategy {
+  type: 'LeastAllocated' | 'MostAllocated';
+  resources: ReadonlyArray<{ name: string; weight: number }>;
+}
+
+/**
+ * The NodeResourcesFit score: LeastAllocated (the default) prefers room,
+ * MostAllocated packs. Missing cpu/memory requests count as the defaults
+ * (100m, 200Mi), so best-effort pods still spread.
+ */
+export function newNodeResourcesFitScore(strategy: ScoringStrategy = { type: 'LeastAllocated', resources: SCORED_RESOURCES }): ScorePlugin {
+  const scorer = strategy.type === 'MostAllocated' ? mostRequestedScore : leastRequestedScore;
+  return {
+    name: 'NodeResourcesFit',
+    score(ctx, info) {
+      let total = 0;
+      let weights = 0;
+      for (const r of strategy.resources) {
+        const alloc = resourceAmount(info.allocatable, r.name);
+        if (alloc === 0) continue;
+        const req = resourceAmount(info.nonZeroRequested, r.name) + resourceAmount(ctx.podInfo.nonZeroRequests, r.name);
+        total += scorer(req, alloc) * r.weight;
+        weights += r.weight;
+      }
+      return weights === 0 ? 0 : Math.trunc(total / weights);
+    },
+  };
+}
+
+export const nodeResourcesFitScore: ScorePlugin = newNodeResourcesFitScore();
