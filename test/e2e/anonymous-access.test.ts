@@ -106,7 +106,7 @@ const apiPublic = ['/healthz', '/livez', '/readyz', '/version'];
 const apiPrivate = ['/metrics', '/api', '/apis', '/api/v1/namespaces', '/api/v1/secrets', '/openapi/v2', '/healthz/etcd', '/'];
 
 /** Checks one controller-manager or scheduler port. */
-async function checkComponentPort(c: Component, api: KcmProcess): Promise<void> {
+async function checkComponentPort(c: Component, api: KcmProcess, metric = /^rest_client_requests_total\{/m): Promise<void> {
   assert.deepEqual(await codes(c.url, healthPaths), Object.fromEntries(healthPaths.map((p) => [p, 200])));
   for (const p of componentPrivate) assert.deepEqual(await status(c.url, p), { code: 403, body: forbidden('system:anonymous', p) }, p);
   for (const p of ['/metrics', '/healthz']) assert.deepEqual(await status(c.url, p, { token: 'not-a-token' }), { code: 401, body: unauthorized }, p);
@@ -118,6 +118,7 @@ async function checkComponentPort(c: Component, api: KcmProcess): Promise<void> 
   const m = await status(c.url, '/metrics', { token: api.adminToken });
   assert.equal(m.code, 200);
   assert.match(m.body, /^rest_client_requests_total\{/m);
+  assert.match(m.body, metric);
   assert.equal((await status(c.url, '/configz', { token: api.adminToken })).code, 200);
   assert.equal((await status(c.url, '/metrics', { cert: clusterCert(api, 'ops', ['system:masters']) })).code, 200);
 }
@@ -149,7 +150,7 @@ describe('anonymous access to every port kcm opens', () => {
     });
 
     it("lets anonymous callers read only the scheduler's health paths", async () => {
-      await checkComponentPort(sched, api);
+      await checkComponentPort(sched, api, /^scheduler_pending_pods\{queue="active"\} \d+$/m);
     });
   });
 
@@ -183,7 +184,7 @@ describe('anonymous access to every port kcm opens', () => {
 
     it('guards both component ports through the API server with their own identities', async () => {
       await checkComponentPort(cm, api);
-      await checkComponentPort(sched, api);
+      await checkComponentPort(sched, api, /^scheduler_pending_pods\{queue="active"\} \d+$/m);
       // system:monitoring may read /metrics (bootstrap ClusterRole), not /configz.
       const prom = clusterCert(api, 'prometheus', ['system:monitoring']);
       assert.equal((await status(cm.url, '/metrics', { cert: prom })).code, 200);
