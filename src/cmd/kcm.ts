@@ -13,6 +13,7 @@ Commands:
   apiserver            run the embedded Kubernetes API server alone
   scheduler            run the default scheduler
   nodes                run simulated nodes (kubelets without containers)
+  proxy                compute (and print) the iptables or IPVS rules kube-proxy would program on a node
   local-path-provisioner  run the local-path volume provisioner and resizer alone
   crd                  CustomResourceDefinitions from TypeScript resource definitions, and TypeScript types from CRDs
   version              print the version
@@ -36,6 +37,7 @@ registerCommand('nodes', () => import('./nodes.js').then((m) => m.run));
 registerCommand('scheduler', () => import('./scheduler.js').then((m) => m.run));
 registerCommand('local-path-provisioner', () => import('./local-path-provisioner.js').then((m) => m.run));
 registerCommand('crd', () => import('./crd.js').then((m) => m.run));
+registerCommand('proxy', () => import('./proxy.js').then((m) => m.run));
 
 export async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
