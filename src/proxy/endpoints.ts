@@ -7,6 +7,7 @@
 import type { EndpointSlice } from 'kubernetes-types/discovery/v1.js';
 import { isIPv4, joinHostPort } from './net.js';
 import { servicePortNameString } from './service.js';
+import { applyTrackedChanges } from './types.js';
 
 export interface Endpoint {
   ip: string;
@@ -160,13 +161,7 @@ export class EndpointsChangeTracker {
 export class EndpointsMap extends Map<string, Endpoint[]> {
   /** Applies the tracker's changes; returns the `ns/name` of each changed Service. */
   applyChanges(tracker: EndpointsChangeTracker): Set<string> {
-    const updated = new Set<string>();
-    for (const [svc, change] of tracker.checkout()) {
-      updated.add(svc);
-      for (const k of change.previous.keys()) this.delete(k);
-      for (const [k, v] of change.current) this.set(k, v);
-    }
-    return updated;
+    return applyTrackedChanges(this, tracker.checkout());
   }
 }
 

@@ -6,6 +6,7 @@
  */
 import type { Service } from 'kubernetes-types/core/v1.js';
 import { isIPv4, isIPv4CIDR } from './net.js';
+import { applyTrackedChanges } from './types.js';
 
 /** `ns/name:port` (or `ns/name` for an unnamed port), as ServicePortName.String(). */
 export function servicePortNameString(namespace: string, name: string, port: string): string {
@@ -150,12 +151,6 @@ export class ServiceChangeTracker {
 export class ServicePortMap extends Map<string, ServicePort> {
   /** Applies the tracker's changes; returns the `ns/name` of each changed Service. */
   applyChanges(tracker: ServiceChangeTracker): Set<string> {
-    const updated = new Set<string>();
-    for (const [svc, change] of tracker.checkout()) {
-      updated.add(svc);
-      for (const k of change.previous.keys()) this.delete(k);
-      for (const [k, v] of change.current) this.set(k, v);
-    }
-    return updated;
+    return applyTrackedChanges(this, tracker.checkout());
   }
 }

@@ -41,3 +41,24 @@ export interface ProxyContext {
   /** IPVS scheduler (rr). */
   ipvsScheduler: string;
 }
+
+/** A tracked change of one Service: its entries (by service port name) before and after. */
+export interface TrackedChange<V> {
+  previous: Map<string, V>;
+  current: Map<string, V>;
+}
+
+/**
+ * Applies a change tracker's checked-out changes to a map by service port
+ * name (ServicePortMap.Update, EndpointsMap.Update); returns the `ns/name`
+ * of each changed Service.
+ */
+export function applyTrackedChanges<V>(map: Map<string, V>, changes: Map<string, TrackedChange<V>>): Set<string> {
+  const updated = new Set<string>();
+  for (const [svc, change] of changes) {
+    updated.add(svc);
+    for (const k of change.previous.keys()) map.delete(k);
+    for (const [k, v] of change.current) map.set(k, v);
+  }
+  return updated;
+}
