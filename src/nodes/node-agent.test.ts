@@ -45,6 +45,20 @@ describe('node pressure', () => {
     assert.equal(conditionsDiffer(pressed, ['memory']), true);
   });
 
+  it('keeps extended resources others advertise in capacity, copies them to allocatable, and drops them when removed', () => {
+    const first = buildNodeStatus(id, template, undefined, 0);
+    // As the upstream e2e tests do: someone patches status.capacity with an extended resource.
+    const advertised = { ...first, capacity: { ...first.capacity, 'scheduling.k8s.io/foo': '3', 'kubernetes.io/not-extended': '1' } };
+    const next = buildNodeStatus(id, template, advertised, 10_000);
+    assert.equal(next.capacity!['scheduling.k8s.io/foo'], '3');
+    assert.equal(next.allocatable!['scheduling.k8s.io/foo'], '3');
+    assert.equal(next.capacity!['kubernetes.io/not-extended'], undefined);
+    assert.equal(next.capacity!.cpu, template.capacity.cpu);
+    // Removed from capacity: allocatable loses it too (null in the merge patch).
+    const removed = { ...next, capacity: { ...template.capacity } };
+    assert.equal(buildNodeStatus(id, template, removed, 20_000).allocatable!['scheduling.k8s.io/foo'], null);
+  });
+
   it('posts the status at once when the annotation changes, and again when it goes', async () => {
     const clock = new FakeClock();
     const fake = newFakeClient({ clock });

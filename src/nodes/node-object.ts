@@ -141,6 +141,36 @@ export function kubeletConditions(pressure: readonly PressureKind[]): Omit<NodeC
 }
 
 /**
+ * An extended resource (v1helper.IsExtendedResourceName): a domain-prefixed
+ * name outside kubernetes.io, not a quota `requests.` name.
+ */
+export function isExtendedResourceName(name: string): boolean {
+  if (!name.includes('/') || name.includes('kubernetes.io/')) return false;
+  return !name.startsWith('requests.');
+}
+
+/**
+ * Capacity and allocatable as the kubelet's MachineInfo setter keeps them:
+ * its own resources, plus extended resources someone else advertised in
+ * status.capacity (kept, and copied to allocatable); an extended resource
+ * gone from capacity is removed from allocatable (null: the status is sent
+ * as a merge patch).
+ */
+function nodeResources(t: NodeTemplate, previous: NodeStatus | undefined): { capacity: Record<string, string>; allocatable: Record<string, string> } {
+  const capacity: Record<string, string> = { ...t.capacity };
+  const allocatable: Record<string, string | null> = { ...(t.allocatable ?? t.capacity) };
+  for (const [k, v] of Object.entries(previous?.capacity ?? {})) {
+    if (!isExtendedResourceName(k) || k in capacity) continue;
+    capacity[k] = v;
+    allocatable[k] = v;
+  }
+  for (const k of Object.keys(previous?.allocatable ?? {})) {
+    if (isExtendedResourceName(k) && !(k in capacity)) allocatable[k] = null;
+  }
+  return { capacity, allocatable: allocatable as Record<string, string> };
+}
+
+/**
  * The node status to post at `now` (under `pressure`, see kubeletConditions).
  * Conditions keep their lastTransitionTime from `previous` when the status
  * did not change (nodestatus setters do the same).
@@ -152,9 +182,10 @@ export function buildNodeStatus(id: NodeIdentity, t: NodeTemplate, previous: Nod
     const p = prev.get(c.type);
     return { ...c, lastHeartbeatTime: ts, lastTransitionTime: p && p.status === c.status && p.lastTransitionTime ? p.lastTransitionTime : ts };
   });
+  const { capacity, allocatable } = nodeResources(t, previous);
   return {
-    capacity: { ...t.capacity },
-    allocatable: { ...(t.allocatable ?? t.capacity) },
+    capacity,
+    allocatable,
     conditions,
     addresses: [
       { type: 'InternalIP', address: id.internalIP },
