@@ -89,4 +89,23 @@ describe('node pressure', () => {
     assert.equal(stored()!.status!.conditions!.find((c) => c.type === 'MemoryPressure')!.reason, 'KubeletHasSufficientMemory');
     assert.deepEqual(recorder.events, ['Normal NodeHasSufficientMemory Node n1 status is now: NodeHasSufficientMemory']);
   });
+
+  it('posts at the next heartbeat when someone advertises an extended resource in capacity, copying it to allocatable', async () => {
+    const clock = new FakeClock();
+    const fake = newFakeClient({ clock });
+    const stored = () => fake.stored<Node & KubeObject>(GVR.nodes, '', 'n1');
+    const agent = new NodeAgent({ client: fake, clock, logger: newLogger('test'), identity: id, template, cached: () => stored(), recorder: newFakeRecorder() });
+    await agent.register();
+    await agent.heartbeat();
+    const posts = () => fake.actions().filter((a) => a.verb === 'patch' && a.subresource === 'status').length;
+    const before = posts();
+    await agent.heartbeat();
+    assert.equal(posts(), before, 'nothing changed: no post before the report interval');
+    await fake.resource<Node & KubeObject>(GVR.nodes).patch('n1', 'merge', { status: { capacity: { 'example.com/fakecpu': '1k' } } }, { subresource: 'status' });
+    await agent.heartbeat();
+    assert.equal(posts(), before + 2);
+    assert.equal(stored()!.status!.allocatable!['example.com/fakecpu'], '1k');
+    await agent.heartbeat();
+    assert.equal(posts(), before + 2, 'allocatable caught up: no further post');
+  });
 });

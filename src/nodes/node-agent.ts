@@ -28,6 +28,7 @@ import {
   buildNodeStatus,
   conditionEvents,
   conditionsDiffer,
+  resourcesDiffer,
   pressureOf,
   type PressureKind,
   newLeaseObject,
@@ -132,6 +133,7 @@ export class NodeAgent {
       this.lastStatusPost === undefined ||
       this.opts.clock.now() - this.lastStatusPost >= NODE_STATUS_REPORT_INTERVAL_MS ||
       conditionsDiffer(cached?.status, this.pressureNow(cached)) ||
+      resourcesDiffer(cached?.status, this.opts.template) ||
       this.volumesInUseDiffer(cached);
     if (due) await this.postStatus(cached);
   }

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import type { Lease } from 'kubernetes-types/coordination/v1.js';
 import type { Node, NodeCondition, NodeStatus, Taint } from 'kubernetes-types/core/v1.js';
 import type { KubeObject } from '../api/types.js';
+import { compare } from '../api/quantity.js';
 import { rfc3339, rfc3339Micro } from '../util/clock/clock.js';
 
 /** Namespace of node heartbeat leases. */
@@ -237,6 +238,26 @@ export function conditionEvents(previous: NodeStatus | undefined, next: NodeStat
  * Unknown): the kubelet then posts at once instead of waiting for the report
  * interval.
  */
+/**
+ * Whether the capacity or allocatable the kubelet would post differ from the
+ * server's (an extended resource advertised or removed by someone else): the
+ * kubelet then posts at its next status check, not at the report interval.
+ */
+export function resourcesDiffer(server: NodeStatus | undefined, t: NodeTemplate): boolean {
+  const want = nodeResources(t, server);
+  const equal = (x: string, y: string | undefined) => {
+    if (y === undefined) return false;
+    try {
+      return compare(x, y) === 0; // the API server may print a quantity canonically ("1000" as "1k")
+    } catch {
+      return x === y;
+    }
+  };
+  const same = (a: Record<string, string | null>, b: Record<string, string> | undefined) =>
+    Object.entries(a).every(([k, v]) => (v === null ? b?.[k] === undefined : equal(v, b?.[k])));
+  return !same(want.capacity, server?.capacity) || !same(want.allocatable, server?.allocatable);
+}
+
 export function conditionsDiffer(server: NodeStatus | undefined, pressure: readonly PressureKind[] = []): boolean {
   const have = new Map((server?.conditions ?? []).map((c) => [c.type, c]));
   return kubeletConditions(pressure).some((c) => {
