@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Endpoints, Pod, Service } from 'kubernetes-types/core/v1.js';
+import type { ContainerPort, Endpoints, Pod, Service } from 'kubernetes-types/core/v1.js';
 import { FakeClock } from '../util/clock/clock.js';
 import { PodRuntime } from './pod-runtime.js';
 import { newRestartBackoff } from './restart-backoff.js';
@@ -8,7 +8,7 @@ import { PodSandbox, SimNetwork, type ClusterView } from './sandbox.js';
 
 const NODE_IP = '172.18.0.2';
 
-function cluster(affinity: Service['spec']) {
+function cluster(affinity: Service['spec'], ports: (i: number) => ContainerPort[] = () => []) {
   const clock = new FakeClock();
   const svc: Service = { metadata: { name: 'web', namespace: 'ns' }, spec: { clusterIP: '10.96.0.50', ports: [{ port: 80, targetPort: 9376, nodePort: 30080 }], ...affinity } };
   const ips = ['10.244.0.2', '10.244.0.3'];
@@ -24,7 +24,7 @@ function cluster(affinity: Service['spec']) {
   };
   const net = new SimNetwork(view, () => clock.now());
   ips.forEach((ip, i) => {
-    const pod: Pod = { metadata: { name: `web-${i}`, namespace: 'ns', uid: `u${i}` }, spec: { containers: [{ name: 'h', image: 'agnhost:2.21', args: ['serve-hostname'] }] } };
+    const pod: Pod = { metadata: { name: `web-${i}`, namespace: 'ns', uid: `u${i}` }, spec: { containers: [{ name: 'h', image: 'agnhost:2.21', args: ['serve-hostname'], ports: ports(i) }] } };
     let sb: PodSandbox | undefined;
     const rt = new PodRuntime(pod, clock.now(), { backoff: newRestartBackoff({ clock }), emit: () => {}, spawn: (c, _p, at) => sb!.spawn(c, at) });
     sb = new PodSandbox(pod, rt, { nodeName: 'n', hostIP: NODE_IP, podIP: ip, allocatable: { cpu: '4', memory: '8Gi' } }, view, net, clock);
@@ -64,5 +64,14 @@ describe('the simulated pod network', () => {
     const after = c.get('10.96.0.50', 80);
     assert.notEqual(after, first);
     assert.equal(c.get('10.96.0.50', 80), after, 'and sticks to it again');
+  });
+
+  it("reaches a container's hostPort on its node's address, and on loopback from that node's network", () => {
+    const c = cluster({}, (i) => [{ containerPort: 9376, hostPort: 54321, hostIP: i === 0 ? '127.0.0.1' : NODE_IP }]);
+    assert.equal(c.get(NODE_IP, 54321), 'web-1');
+    assert.equal(c.get('127.0.0.1', 54321, NODE_IP), 'web-0');
+    // Loopback from a pod's own network namespace is not the node's.
+    assert.equal(c.get('127.0.0.1', 54321), 'unreachable');
+    assert.equal(c.get(NODE_IP, 54322), 'refused');
   });
 });

@@ -60,6 +60,11 @@ export class PodSandbox {
     return `${this.pod.metadata?.namespace ?? ''}/${this.pod.metadata?.name ?? ''}`;
   }
 
+  /** The address of the node the pod runs on. */
+  get nodeAddress(): string {
+    return this.facts.hostIP;
+  }
+
   /** Volume set-up errors (FailedMount). */
   errors(): string[] {
     return this.volumes.errors();
@@ -245,6 +250,8 @@ export class SimNetwork {
 
   /** An HTTP request to ip:port from inside the cluster: a pod IP, or a Service's cluster IP (one ready endpoint, round robin). */
   request(ip: string, port: number, req: { method: string; path: string; headers: Record<string, string>; body: string; clientIP?: string }): HttpAnswer | 'refused' | 'unreachable' {
+    const viaHostPort = this.hostPort(ip, port, req.clientIP);
+    if (viaHostPort) return viaHostPort.sb.http(viaHostPort.containerPort, req);
     const sb = this.byIP.get(ip);
     if (sb) return sb.http(port, req);
     // A cluster IP and service port, or a node's address and a NodePort (kube-proxy programs both on every node).
@@ -268,6 +275,30 @@ export class SimNetwork {
     const t = this.pick(svc, targets, req.clientIP);
     const target = this.byIP.get(t.ip);
     return target ? target.http(t.port, req) : 'unreachable';
+  }
+
+  /**
+   * A container's TCP hostPort on a node's address (the CNI portmap rule):
+   * `ip` is the node's address, or loopback from a pod on that node's
+   * network (`clientIP` the node's address); the port's hostIP must be unset,
+   * 0.0.0.0, or `ip` itself.
+   */
+  private hostPort(ip: string, port: number, clientIP: string | undefined): { sb: PodSandbox; containerPort: number } | undefined {
+    const nodeIPs = this.view.nodeIPs();
+    const loopback = ip.startsWith('127.');
+    const node = loopback ? clientIP : ip;
+    if (!node || !nodeIPs.includes(node)) return undefined;
+    for (const sb of this.byKey.values()) {
+      if (sb.nodeAddress !== node || sb.pod.spec?.hostNetwork) continue;
+      for (const c of sb.pod.spec?.containers ?? []) {
+        for (const p of c.ports ?? []) {
+          if (p.hostPort !== port || (p.protocol ?? 'TCP') !== 'TCP') continue;
+          const hostIP = p.hostIP ?? '';
+          if (hostIP === '' || hostIP === '0.0.0.0' || hostIP === ip) return { sb, containerPort: p.containerPort };
+        }
+      }
+    }
+    return undefined;
   }
 
   /**

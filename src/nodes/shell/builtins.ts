@@ -2132,7 +2132,7 @@ def('curl', function* (argv, sh, io) {
   let body: string | undefined;
   const headers: Record<string, string> = {};
   let url: string | undefined;
-  const withArg = new Set(['-o', '-w', '-X', '-H', '-d', '-m', '--max-time', '--connect-timeout', '--data', '--data-raw', '--data-binary', '-A', '--user-agent', '--request', '--header', '--output', '--write-out', '-u', '--retry', '--resolve', '-e', '--cacert', '--cert', '--key', '-b', '-c']);
+  const withArg = new Set(['-o', '-w', '-X', '-H', '-d', '-m', '--max-time', '--connect-timeout', '--data', '--data-raw', '--data-binary', '-A', '--user-agent', '--request', '--header', '--output', '--write-out', '-u', '--retry', '--resolve', '-e', '--cacert', '--cert', '--key', '-b', '-c', '--interface']);
   for (let i = 1; i < argv.length; i++) {
     let a = argv[i]!;
     if (/^-[a-zA-Z]{2,}$/.test(a)) {
