@@ -212,6 +212,7 @@ function writeReport() {
     "npm run conformance:upstream -- '^\\[sig-apps\\]|^\\[sig-api-machinery\\]'             # kcm up",
     "npm run conformance:upstream -- '^\\[sig-node\\]|^\\[sig-network\\]|^\\[sig-auth\\]' --cluster real",
     "npm run conformance:upstream -- '^\\[sig-node\\]|^\\[sig-network\\]|^\\[sig-auth\\]'",
+    "TEST_TIMEOUT=600 npm run conformance:upstream -- '^\\[sig-scheduling\\]'           # one test waits 5 minutes by design",
     '```',
     '',
     `Results from runs between ${dates[0] ?? '-'} and ${dates[dates.length - 1] ?? '-'}. A failure's "why" is the`,
