@@ -114,6 +114,7 @@ class CollectorImpl implements Collector {
     this.graph = newGraph({
       attemptToDelete: (n) => this.deleteWorker.enqueue(n.identity.uid),
       attemptToOrphan: (n) => this.orphanWorker.enqueue(n.identity.uid),
+      ownerGone: (id) => this.absentOwners.add(refKey(id, id.namespace)),
     });
     this.deleteWorker = newQueueWorker({
       name: 'garbage_collector_attempt_to_delete',
@@ -149,6 +150,9 @@ class CollectorImpl implements Collector {
   /** Live read of an object's metadata; undefined when not found. */
   private async getObject(id: ObjectIdentity): Promise<PartialObjectMetadata | undefined> {
     const m = this.resourceFor(id.apiVersion, id.kind);
+    // A namespaced kind without a namespace: only a cluster-scoped dependent's owner reference makes such a
+    // (virtual) node. Upstream answers namespacedOwnerOfClusterScopedObjectErr and leaves the node alone.
+    if (m.namespaced && id.namespace === '') throw new InvalidNamespaceError();
     const ri = m.namespaced ? this.o.client.metadata(m.gvr).namespace(id.namespace) : this.o.client.metadata(m.gvr);
     try {
       return await ri.get(id.name);
@@ -158,9 +162,10 @@ class CollectorImpl implements Collector {
     }
   }
 
+  /** Writes go through the metadata client, as upstream's: the answers are PartialObjectMetadata, not whole objects. */
   private resourceClient(id: ObjectIdentity) {
     const m = this.resourceFor(id.apiVersion, id.kind);
-    return m.namespaced ? this.o.client.resource(m.gvr).namespace(id.namespace) : this.o.client.resource(m.gvr);
+    return m.namespaced ? this.o.client.metadata(m.gvr).namespace(id.namespace) : this.o.client.metadata(m.gvr);
   }
 
   async attemptToDeleteItem(uid: string): Promise<DeleteOutcome> {
@@ -170,7 +175,13 @@ class CollectorImpl implements Collector {
       this.log.v(5).info({ item: identityString(item.identity) }, 'processing item that is being deleted; not attempted');
       return 'skipped';
     }
-    const latest = await this.getObject(item.identity);
+    let latest: PartialObjectMetadata | undefined;
+    try {
+      latest = await this.getObject(item.identity);
+    } catch (err) {
+      if (err instanceof InvalidNamespaceError) return 'invalid';
+      throw err;
+    }
     if (!latest || latest.metadata.uid !== item.identity.uid) {
       // Absent (or replaced by an object with another uid): drop the node and
       // let its dependents be re-examined.

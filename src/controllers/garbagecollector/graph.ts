@@ -61,6 +61,13 @@ export class GraphNode {
 export interface GraphSink {
   attemptToDelete(node: GraphNode): void;
   attemptToOrphan(node: GraphNode): void;
+  /**
+   * An owner with dependents is gone (its deletion observed, or a virtual
+   * node verified absent): the collector records it in its absent-owner
+   * cache, so its dependents' checks need no live lookup (as upstream's
+   * GraphBuilder does).
+   */
+  ownerGone?(identity: ObjectIdentity): void;
 }
 
 /** Object metadata as the graph needs it. */
@@ -209,6 +216,7 @@ class GraphImpl implements Graph {
     if (!n) return;
     this.uidToNode.delete(uid);
     this.removeDependentFromOwners(n, n.owners);
+    if (n.dependents.size > 0) this.sink.ownerGone?.(n.identity);
     for (const dep of n.dependents) this.sink.attemptToDelete(dep);
     for (const ref of n.owners) {
       const owner = this.uidToNode.get(ref.uid);
