@@ -4,6 +4,7 @@
  * that return certificates); the old one finishes its requests and closes.
  */
 import { readFile } from 'node:fs/promises';
+import { createSecureContext } from 'node:tls';
 import { Agent, type Dispatcher } from 'undici';
 import type { TlsConfig } from './rest-config.js';
 
@@ -61,15 +62,16 @@ export function newTransport(tls: TlsConfig): Transport {
       const cert = override?.cert ?? m.cert;
       const key = override?.key ?? m.key;
       if (current && current.cert === cert && current.key === key) return current.agent;
+      // One secure context for every connection of the agent: building it per
+      // connection (as tls.connect does from ca/cert/key) parses the PEMs each time.
+      const secureContext = createSecureContext({ ...(m.ca ? { ca: m.ca } : {}), ...(cert ? { cert } : {}), ...(key ? { key } : {}) });
       const agent = new Agent({
         keepAliveTimeout: 30_000,
         // Watches idle for long; per-request timeouts are set by the caller.
         bodyTimeout: 0,
         headersTimeout: 0,
         connect: {
-          ca: m.ca,
-          cert,
-          key,
+          secureContext,
           rejectUnauthorized: !tls.insecureSkipTLSVerify,
           ...(tls.serverName ? { servername: tls.serverName } : {}),
         },

@@ -164,46 +164,40 @@ class RefManager<T extends KubeObject> implements ControllerRefManager<T> {
 
   async claim(objects: readonly T[], ...filters: Array<(obj: T) => boolean>): Promise<T[]> {
     const match = (obj: T) => this.opts.selector.matches(obj.metadata?.labels) && filters.every((f) => f(obj));
-    const claimed: T[] = [];
-    const errors: unknown[] = [];
+    const controllerBeingDeleted = !!this.opts.controller.metadata?.deletionTimestamp;
+    // Decided without waiting: only adoptions and releases talk to the API server
+    // (in input order, as the result).
+    const kept: Array<T | undefined> = [];
+    const actions: Array<{ i: number; obj: T; adopt: boolean }> = [];
     for (const obj of objects) {
+      const ref = getControllerOf(obj);
+      kept.push(undefined);
+      if (ref) {
+        if (ref.uid !== this.ref.uid) continue; // owned by someone else
+        if (match(obj)) kept[kept.length - 1] = obj; // ours and still matching: no action needed, even while being deleted
+        else if (!controllerBeingDeleted) actions.push({ i: kept.length - 1, obj, adopt: false });
+        continue;
+      }
+      // An orphan.
+      if (controllerBeingDeleted || obj.metadata?.deletionTimestamp || !match(obj)) continue;
+      actions.push({ i: kept.length - 1, obj, adopt: true });
+    }
+    const errors: unknown[] = [];
+    for (const { i, obj, adopt } of actions) {
       try {
-        if (await this.claimObject(obj, match)) claimed.push(obj);
+        if (adopt) {
+          await this.adopt(obj);
+          kept[i] = obj;
+        } else await this.release(obj);
       } catch (err) {
-        errors.push(err);
+        if (!isNotFound(err)) errors.push(err);
       }
     }
+    const claimed = kept.filter((o): o is T => o !== undefined);
     if (errors.length > 0) {
       throw new AggregateError(errors, errors.map((e) => (e instanceof Error ? e.message : String(e))).join('; '));
     }
     return claimed;
-  }
-
-  private async claimObject(obj: T, match: (obj: T) => boolean): Promise<boolean> {
-    const controllerBeingDeleted = !!this.opts.controller.metadata?.deletionTimestamp;
-    const ref = getControllerOf(obj);
-    if (ref) {
-      if (ref.uid !== this.ref.uid) return false; // owned by someone else
-      if (match(obj)) return true; // ours and still matching: no action needed, even while being deleted
-      if (controllerBeingDeleted) return false;
-      try {
-        await this.release(obj);
-      } catch (err) {
-        if (isNotFound(err)) return false;
-        throw err;
-      }
-      return false;
-    }
-    // An orphan.
-    if (controllerBeingDeleted || !match(obj)) return false;
-    if (obj.metadata?.deletionTimestamp) return false;
-    try {
-      await this.adopt(obj);
-    } catch (err) {
-      if (isNotFound(err)) return false;
-      throw err;
-    }
-    return true;
   }
 
   async adopt(obj: T): Promise<void> {

@@ -10,6 +10,7 @@
  * or RollingUpdate takes one step. Registered as `deployment-controller`
  * (--concurrent-deployment-syncs, default 5).
  */
+import { ensureControllerIndex, ownedBy } from '../../controller/controller-index.js';
 import type { LabelSelector } from 'kubernetes-types/meta/v1.js';
 import { GVR } from '../../api/gvr.js';
 import { labelSelectorIsEmpty, selectorFromLabelSelector } from '../../api/labels.js';
@@ -66,7 +67,6 @@ class DeploymentControllerImpl implements DeploymentController {
   private readonly podInformer: SharedIndexInformer<PodObject>;
   private readonly dLister: Lister<DeploymentObject>;
   private readonly rsLister: Lister<ReplicaSetObject>;
-  private readonly podLister: Lister<PodObject>;
   private readonly deployments: ResourceInterface<DeploymentObject>;
   private readonly replicaSets: ResourceInterface<ReplicaSetObject>;
   private readonly sc: SyncContext;
@@ -84,7 +84,7 @@ class DeploymentControllerImpl implements DeploymentController {
     this.podInformer = ctx.informers.pods() as SharedIndexInformer<PodObject>;
     this.dLister = newLister(this.dInformer.getIndexer());
     this.rsLister = newLister(this.rsInformer.getIndexer());
-    this.podLister = newLister(this.podInformer.getIndexer());
+    ensureControllerIndex(this.podInformer);
     this.sc = {
       deployments: this.deployments,
       replicaSets: this.replicaSets,
@@ -308,11 +308,11 @@ class DeploymentControllerImpl implements DeploymentController {
   private podMapFor(d: DeploymentObject, rsList: readonly ReplicaSetObject[]): PodMap {
     const selector = selectorFromLabelSelector(d.spec?.selector);
     const map: PodMap = new Map();
-    for (const rs of rsList) map.set(rs.metadata?.uid ?? '', []);
-    for (const pod of this.podLister.namespace(d.metadata?.namespace ?? '').list(selector)) {
-      const ref = getControllerOf(pod);
-      if (!ref) continue;
-      map.get(ref.uid)?.push(pod);
+    const ns = d.metadata?.namespace ?? '';
+    // The pods each ReplicaSet controls, from the controller index, that the Deployment's selector matches.
+    for (const rs of rsList) {
+      const uid = rs.metadata?.uid ?? '';
+      map.set(uid, ownedBy(this.podInformer.getIndexer(), ns, uid).filter((p) => selector.matches(p.metadata?.labels)));
     }
     return map;
   }

@@ -36,6 +36,7 @@ import type { Logger } from '../../util/log/logger.js';
 import type { ControllerContext } from '../types.js';
 import type { ReplicaSetKind, ReplicaSetLike } from './kind.js';
 import { SLOW_START_INITIAL_BATCH_SIZE, slowStartBatch } from './slow-start.js';
+import { ensureControllerIndex, ownedBy, ownedOrOrphaned } from '../../controller/controller-index.js';
 import { calculateStatus, nextAvailabilityCheckMs, updateReplicaSetStatus } from './status.js';
 
 /** Most pods created or deleted by one sync (upstream BurstReplicas). */
@@ -64,7 +65,6 @@ class ReplicaSetControllerImpl implements ReplicaSetController {
   private readonly rsInformer: SharedIndexInformer<ReplicaSetLike>;
   private readonly podInformer: SharedIndexInformer<PodObject>;
   private readonly rsLister: Lister<ReplicaSetLike>;
-  private readonly podLister: Lister<PodObject>;
   private readonly podControl: PodControl;
   private readonly resource: ResourceInterface<ReplicaSetLike>;
   private readonly pods: ResourceInterface<PodObject>;
@@ -90,7 +90,7 @@ class ReplicaSetControllerImpl implements ReplicaSetController {
     this.rsInformer = kind.informer(ctx.informers);
     this.podInformer = ctx.informers.pods() as SharedIndexInformer<PodObject>;
     this.rsLister = newLister(this.rsInformer.getIndexer());
-    this.podLister = newLister(this.podInformer.getIndexer());
+    ensureControllerIndex(this.podInformer);
 
     this.rsInformer.addEventHandler({
       onAdd: (rs) => this.enqueue(rs),
@@ -262,7 +262,8 @@ class ReplicaSetControllerImpl implements ReplicaSetController {
       return;
     }
     const rs = this.withKind(structuredClone(cached));
-    const active = filterActivePods(this.podLister.namespace(namespace).list());
+    // Only this object's pods and the namespace's orphans can be claimed (the rest are someone else's).
+    const active = filterActivePods(ownedOrOrphaned(this.podInformer.getIndexer(), namespace, rs.metadata?.uid ?? ''));
     const pods = await this.claimPods(rs, selector, active);
 
     let manageErr: unknown;
@@ -369,13 +370,7 @@ class ReplicaSetControllerImpl implements ReplicaSetController {
       : [rs];
     const uids = new Set(siblings.map((o) => o.metadata?.uid));
     uids.add(rs.metadata?.uid);
-    return this.podLister
-      .namespace(ns)
-      .list()
-      .filter((p) => {
-        const ref = getControllerOf(p);
-        return ref !== undefined && uids.has(ref.uid);
-      });
+    return [...uids].flatMap((uid) => (uid ? ownedBy(this.podInformer.getIndexer(), ns, uid) : []));
   }
 
 }
