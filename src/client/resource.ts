@@ -250,7 +250,11 @@ class ResourceClient<T extends KubeObject> implements ResourceInterface<T> {
   }
 
   async delete(name: string, opts?: DeleteOptions): Promise<T | Status> {
-    const r = await this.rest.request<T | Status>('DELETE', this.path(name), { body: deleteOptionsBody(opts), target: this.target(name) });
+    const r = await this.rest.request<T | Status>('DELETE', this.path(name), {
+      body: deleteOptionsBody(opts),
+      accept: this.opts.metadataOnly ? ACCEPT_PARTIAL_METADATA : undefined,
+      target: this.target(name),
+    });
     return this.one(r);
   }
 

@@ -324,3 +324,31 @@ describe('RestClient rate limiting and metrics', () => {
     await c.close();
   });
 });
+
+describe('RestClient connections', () => {
+  it('keeps its connections across DELETEs with a body and error answers (no connection per request)', async () => {
+    const { createServer } = await import('node:http');
+    let connections = 0;
+    const srv = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        const missing = req.url?.includes('missing');
+        res.writeHead(missing ? 404 : 200, { 'content-type': 'application/json' });
+        res.end(missing ? '{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404}' : '{"kind":"Status","apiVersion":"v1","status":"Success"}');
+      });
+    });
+    srv.on('connection', () => connections++);
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+    const port = (srv.address() as { port: number }).port;
+    const c = newRestClient(newRestConfig({ host: `http://127.0.0.1:${port}`, qps: 1000, burst: 1000 }));
+    try {
+      for (let i = 0; i < 10; i++) await c.request('DELETE', `/api/v1/namespaces/ns/configmaps/c${i}`, { body: { propagationPolicy: 'Background' } });
+      for (let i = 0; i < 10; i++) await c.request('GET', '/api/v1/namespaces/ns/configmaps/missing').catch(() => undefined);
+      // The pool may open a second connection while the first is finishing; never one per request.
+      assert.ok(connections <= 2, `${connections} connections for 20 sequential requests`);
+    } finally {
+      await c.close();
+      await new Promise((r) => srv.close(r));
+    }
+  });
+});

@@ -208,7 +208,7 @@ class RestClientImpl implements RestClient {
     const onAbort = () => ac.abort(opts.signal?.reason);
     opts.signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      const res = await this.send(method, path, opts, ac.signal);
+      const res = await this.send(method, path, opts, ac.signal, true);
       return {
         statusCode: res.statusCode,
         headers: res.headers,
@@ -237,7 +237,7 @@ class RestClientImpl implements RestClient {
   }
 
   /** Sends with retries; resolves with a 2xx response whose body is unread. */
-  private async send(method: HttpMethod, path: string, opts: RequestOptions, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
+  private async send(method: HttpMethod, path: string, opts: RequestOptions, signal: AbortSignal, stream = false): Promise<Dispatcher.ResponseData> {
     const url = buildUrl(this.config.host, path, opts.query);
     let body: string | Buffer | undefined;
     let contentType = opts.contentType;
@@ -262,14 +262,16 @@ class RestClientImpl implements RestClient {
         const token = cred?.token ?? (this.tokenFile ? await this.tokenFile.token() : this.config.auth.bearerToken);
         if (token) headers.authorization = `Bearer ${token}`;
         else if (this.basic) headers.authorization = `Basic ${this.basic}`;
-        dispatcher = await this.transport.dispatcher(cred?.clientCertificateData ? { cert: cred.clientCertificateData, key: cred.clientKeyData! } : undefined);
+        dispatcher = await this.transport.dispatcher(cred?.clientCertificateData ? { cert: cred.clientCertificateData, key: cred.clientKeyData! } : undefined, stream);
       } catch (err) {
         throw new Error(`${method} ${url}: getting credentials: ${(err as Error).message}`, { cause: err });
       }
       const start = this.clock.now();
       let res: Dispatcher.ResponseData;
       try {
-        res = await undiciRequest(url, { method, headers, body, signal, dispatcher });
+        // reset: false keeps the connection after a DELETE with a body (undici closes it by default for
+        // methods that "expect no payload"): an API server answers it like any request, as Go's client assumes.
+        res = await undiciRequest(url, { method, headers, body, signal, dispatcher, reset: false });
       } catch (err) {
         this.metrics.requestResult('<error>', method, this.host);
         this.metrics.requestLatency(method, this.host, this.clock.since(start) / 1000);

@@ -14,8 +14,14 @@ export interface ClientCertificate {
 }
 
 export interface Transport {
-  /** The shared dispatcher; pass the exec plugin's certificate when there is one. */
-  dispatcher(override?: ClientCertificate): Promise<Dispatcher>;
+  /**
+   * The shared dispatcher; pass the exec plugin's certificate when there is
+   * one. `stream` (watches, logs, upgrades) gets connections without limit,
+   * as each holds one for long; plain requests share at most
+   * REQUEST_CONNECTIONS kept-alive connections, so bursts queue on open
+   * connections instead of each opening (and TLS-handshaking) a new one.
+   */
+  dispatcher(override?: ClientCertificate, stream?: boolean): Promise<Dispatcher>;
   /** Closes every connection; requests after this fail. */
   close(): Promise<void>;
 }
@@ -36,9 +42,46 @@ async function readMaybe(data: string | undefined, file: string | undefined, wha
   }
 }
 
+/** Connections for plain requests per agent (client-go multiplexes everything over one HTTP/2 connection). */
+export const REQUEST_CONNECTIONS = 32;
+
+/**
+ * Transports shared by clients with the same TLS settings, as client-go's
+ * tlsCache shares one connection among the clients of a process (a
+ * controller manager makes one client per controller): connections are
+ * reused across them instead of each client opening its own. Counted; the
+ * last close() closes the connections.
+ */
+const shared = new Map<string, { transport: Transport; refs: number }>();
+
 export function newTransport(tls: TlsConfig): Transport {
+  const key = JSON.stringify([tls.caData, tls.caFile, tls.certData, tls.certFile, tls.keyData, tls.keyFile, !!tls.insecureSkipTLSVerify, tls.serverName]);
+  let entry = shared.get(key);
+  if (!entry) {
+    entry = { transport: newOwnTransport(tls), refs: 0 };
+    shared.set(key, entry);
+  }
+  const e = entry;
+  e.refs++;
+  let closed = false;
+  return {
+    dispatcher: (override, stream) => {
+      if (closed) return Promise.reject(new Error('transport is closed'));
+      return e.transport.dispatcher(override, stream);
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      if (--e.refs > 0) return;
+      if (shared.get(key) === e) shared.delete(key);
+      await e.transport.close();
+    },
+  };
+}
+
+function newOwnTransport(tls: TlsConfig): Transport {
   let material: Promise<TlsMaterial> | undefined;
-  let current: { agent: Agent; cert?: string; key?: string } | undefined;
+  let current: { agent: Agent; streams: Agent; cert?: string; key?: string } | undefined;
   let closed = false;
   // Files are read once; a failed read is retried by the next request.
   const load = () => {
@@ -56,16 +99,16 @@ export function newTransport(tls: TlsConfig): Transport {
     return material;
   };
   return {
-    async dispatcher(override) {
+    async dispatcher(override, stream = false) {
       if (closed) throw new Error('transport is closed');
       const m = await load();
       const cert = override?.cert ?? m.cert;
       const key = override?.key ?? m.key;
-      if (current && current.cert === cert && current.key === key) return current.agent;
+      if (current && current.cert === cert && current.key === key) return stream ? current.streams : current.agent;
       // One secure context for every connection of the agent: building it per
       // connection (as tls.connect does from ca/cert/key) parses the PEMs each time.
       const secureContext = createSecureContext({ ...(m.ca ? { ca: m.ca } : {}), ...(cert ? { cert } : {}), ...(key ? { key } : {}) });
-      const agent = new Agent({
+      const options = {
         keepAliveTimeout: 30_000,
         // Watches idle for long; per-request timeouts are set by the caller.
         bodyTimeout: 0,
@@ -75,18 +118,21 @@ export function newTransport(tls: TlsConfig): Transport {
           rejectUnauthorized: !tls.insecureSkipTLSVerify,
           ...(tls.serverName ? { servername: tls.serverName } : {}),
         },
-      });
+      };
       const old = current;
-      current = { agent, cert, key };
-      // Let requests in flight on the old agent finish.
-      if (old) void old.agent.close().catch(() => undefined);
-      return agent;
+      current = { agent: new Agent({ ...options, connections: REQUEST_CONNECTIONS }), streams: new Agent(options), cert, key };
+      // Let requests in flight on the old agents finish.
+      if (old) {
+        void old.agent.close().catch(() => undefined);
+        void old.streams.close().catch(() => undefined);
+      }
+      return stream ? current.streams : current.agent;
     },
     async close() {
       closed = true;
       const c = current;
       current = undefined;
-      if (c) await c.agent.destroy();
+      if (c) await Promise.all([c.agent.destroy(), c.streams.destroy()]);
     },
   };
 }
