@@ -32,6 +32,8 @@ import { getDefaultWorkqueueMetricsProvider, newPrometheusWorkqueueMetrics, noop
 import { DelegatedAuthError, setUpDelegatedAuth, type DelegatedAuth, type DelegatedAuthConfig } from './delegated-auth.js';
 import { newHealthChecks, startServing, type ComponentServer, type HealthChecks } from './serving.js';
 
+const GARBAGE_COLLECTOR = 'garbage-collector-controller';
+
 export interface LeaderElectionConfig {
   enabled: boolean;
   leaseDurationMs: number;
@@ -301,7 +303,9 @@ class Manager implements ControllerManager {
 
     const built: { descriptor: ControllerDescriptor; controller: Controller }[] = [];
     const skipped: string[] = [];
-    for (const name of this.cfg.controllers) {
+    // The garbage collector is built last: it shares the full informers the other controllers asked for.
+    const order = [...this.cfg.controllers].sort((a, b) => Number(a === GARBAGE_COLLECTOR) - Number(b === GARBAGE_COLLECTOR));
+    for (const name of order) {
       if (signal.aborted) break;
       if (controllerEntry(name)?.cloudProvider && !this.cfg.cloud) {
         if (!notImplementedLogged.has(name)) {

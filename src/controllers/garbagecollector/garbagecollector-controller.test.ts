@@ -52,6 +52,17 @@ describe('garbage collector controller', () => {
     await t.close();
   });
 
+  it("shares another controller's full informer for a resource instead of a second, metadata-only watch", async () => {
+    const t = newTestContext();
+    t.ctx.informers.pods(); // as the ReplicaSet controller, built before the collector
+    const { run } = await start(t);
+    const lists = t.fake.actions().filter((a) => a.verb === 'list');
+    assert.ok(lists.some((a) => a.resource === 'pods' && !a.metadataOnly), 'pods listed in full once');
+    assert.ok(!lists.some((a) => a.resource === 'pods' && a.metadataOnly), 'no metadata-only pod list');
+    assert.ok(lists.some((a) => a.resource === 'configmaps' && a.metadataOnly), 'resources no one else watches stay metadata-only');
+    await finish(t, run);
+  });
+
   it('deletes dependents in the background once their owner is gone', async () => {
     const t = newTestContext();
     const [owner] = t.fake.seed(GVR.replicaSets, rs('web'));

@@ -1,7 +1,8 @@
 /**
  * Wiring of the garbage collector (kube-controller-manager's
- * startGarbageCollectorController): metadata-only informers on every
- * deletable resource found by discovery, re-discovered every 30 s so new
+ * startGarbageCollectorController): informers on every deletable resource
+ * found by discovery (the shared full informer where another controller
+ * already has one, else metadata-only), re-discovered every 30 s so new
  * custom resources are covered; their events feed the ownership graph;
  * `workers` workers drain each of the delete and orphan queues.
  */
@@ -86,7 +87,11 @@ class GarbageCollector implements GarbageCollectorController {
 
   private addMonitor(info: ResourceInfo): void {
     const key = gvrString(info.gvr);
-    const informer = this.ctx.informers.forResourceMetadata(info.gvr);
+    // A resource other controllers already watch in full (pods, ReplicaSets, ...) shares their informer, as
+    // upstream's GC uses the typed informers: one watch and one cache instead of a second, metadata-only one.
+    const informer = this.ctx.informers.hasInformer(info.gvr)
+      ? (this.ctx.informers.forResource(info.gvr) as unknown as SharedIndexInformer<PartialObjectMetadata>)
+      : this.ctx.informers.forResourceMetadata(info.gvr);
     const feed = (type: 'add' | 'update', obj: PartialObjectMetadata, old?: PartialObjectMetadata) => {
       if (!obj.metadata?.uid) return;
       this.collector.processGraphEvent({ type, object: observed(info, obj), old: old ? observed(info, old) : undefined });

@@ -110,6 +110,8 @@ export interface SharedInformerFactory extends BuiltinInformers {
   forResource<T extends KubeObject = KubeObject>(gvr: GroupVersionResource): SharedIndexInformer<T>;
   /** Metadata-only informer (PartialObjectMetadata), listed and watched through client.metadata(gvr). */
   forResourceMetadata(gvr: GroupVersionResource): SharedIndexInformer<PartialObjectMetadata>;
+  /** Whether a full informer for `gvr` was already asked for (forResource or the typed accessors). */
+  hasInformer(gvr: GroupVersionResource): boolean;
   /** The informer registered under `key`, created with `create` the first time. */
   informerFor<T extends KubeObject>(
     key: string,
@@ -169,6 +171,10 @@ class Factory {
       if (this.opts.namespace) ri = ri.namespace(this.opts.namespace);
       return this.newInformer<T>(name, listWatchFromClient(ri, { tweak: this.opts.tweakListOptions }), resyncMs);
     });
+  }
+
+  hasInformer(gvr: GroupVersionResource): boolean {
+    return this.informers.has(gvrString(gvr));
   }
 
   forResourceMetadata(gvr: GroupVersionResource): SharedIndexInformer<PartialObjectMetadata> {
@@ -248,6 +254,7 @@ export function newSharedInformerFactory(client: Client, opts: SharedInformerFac
   const api = {
     forResource: <T extends KubeObject = KubeObject>(gvr: GroupVersionResource) => f.forResource<T>(gvr),
     forResourceMetadata: (gvr: GroupVersionResource) => f.forResourceMetadata(gvr),
+    hasInformer: (gvr: GroupVersionResource) => f.hasInformer(gvr),
     informerFor: <T extends KubeObject>(key: string, create: (client: Client, defaultResyncMs: number) => SharedIndexInformer<T>) =>
       f.informerFor<T>(key, create),
     start: (signal: AbortSignal) => f.start(signal),
