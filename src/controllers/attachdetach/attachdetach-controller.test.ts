@@ -7,7 +7,7 @@ import type { FakeClient } from '../../controller/testing/fake-client.js';
 import type { Kube } from '../../tools/cache/factory.js';
 import { setLogOutput } from '../../util/log/logger.js';
 import { setupController, until } from '../endpointslice/test-support.js';
-import { ATTACH_TIMEOUT_MS, MAX_WAIT_FOR_UNMOUNT_MS, descriptor, newAttachDetachController } from './attachdetach-controller.js';
+import { ATTACH_TIMEOUT_MS, MAX_WAIT_FOR_UNMOUNT_MS, descriptor, mayNeedAttachment, newAttachDetachController } from './attachdetach-controller.js';
 import { attachmentName, uniqueVolumeName } from './volumes.js';
 
 const DRIVER = 'local-path.kcm.io';
@@ -183,5 +183,16 @@ describe('attach-detach controller', () => {
   it('is registered under its upstream name', () => {
     assert.equal(descriptor.name, 'persistentvolume-attach-detach-controller');
     assert.deepEqual(descriptor.aliases, ['attachdetach']);
+  });
+});
+
+describe('mayNeedAttachment', () => {
+  it('ignores pods whose volumes are never attached, and not the others', () => {
+    const pod = (volumes: NonNullable<Pod['spec']>['volumes']): Pod => ({ spec: { containers: [], volumes } });
+    assert.equal(mayNeedAttachment(pod([{ name: 'token', projected: { sources: [] } }, { name: 'cfg', configMap: { name: 'c' } }, { name: 'tmp', emptyDir: {} }])), false);
+    assert.equal(mayNeedAttachment(pod(undefined)), false);
+    assert.equal(mayNeedAttachment(pod([{ name: 'data', persistentVolumeClaim: { claimName: 'd' } }])), true);
+    assert.equal(mayNeedAttachment(pod([{ name: 'disk', csi: { driver: 'x' } }])), true);
+    assert.equal(mayNeedAttachment(pod([{ name: 'ebs', awsElasticBlockStore: { volumeID: 'v' } }])), true);
   });
 });

@@ -71,6 +71,18 @@ interface Desired {
 
 const podRef = (p: Pod): ObjectReference => ({ apiVersion: 'v1', kind: 'Pod', namespace: p.metadata?.namespace, name: p.metadata?.name, uid: p.metadata?.uid });
 
+
+/** Volume sources that are never attached to a node. */
+const NEVER_ATTACHED = new Set(['name', 'configMap', 'secret', 'projected', 'emptyDir', 'downwardAPI', 'hostPath']);
+
+/** Whether any of the pod's volumes could need an attachment (a claim, an ephemeral or CSI volume, an in-tree disk). */
+export function mayNeedAttachment(pod: Pod | undefined): boolean {
+  for (const v of pod?.spec?.volumes ?? []) {
+    if (Object.keys(v).some((k) => !NEVER_ATTACHED.has(k))) return true;
+  }
+  return false;
+}
+
 class AttachDetach implements AttachDetachController {
   readonly name = ATTACH_DETACH_CONTROLLER_NAME;
   private readonly worker: QueueWorker;
@@ -128,8 +140,11 @@ class AttachDetach implements AttachDetachController {
       if (n) this.worker.enqueue(n);
     };
     const podNode = (o: unknown): void => {
-      const n = obj<Pod>(o)?.spec?.nodeName;
-      if (n) this.worker.enqueue(n);
+      const pod = obj<Pod>(o);
+      const n = pod?.spec?.nodeName;
+      // A pod whose volumes can never be attached (the usual service account token, config maps,
+      // empty dirs) changes nothing for its node; pod volumes are immutable.
+      if (n && mayNeedAttachment(pod)) this.worker.enqueue(n);
     };
     const vaNode = (o: unknown): void => {
       const n = obj<VolumeAttachment>(o)?.spec?.nodeName;

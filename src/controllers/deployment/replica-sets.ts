@@ -101,16 +101,32 @@ export function semanticEqual(a: unknown, b: unknown): boolean {
   return JSON.stringify(semanticNormalize(a) ?? null) === JSON.stringify(semanticNormalize(b) ?? null);
 }
 
+/**
+ * Each template's comparison form (normalised, without the hash label),
+ * computed once per template object: cached objects are replaced, never
+ * changed, so every sync of every Deployment need not normalise them again.
+ */
+const ignoreHashForms = new WeakMap<object, string>();
+
+function ignoreHashForm(t: PodTemplateSpec | undefined): string {
+  if (!t) return 'null';
+  let form = ignoreHashForms.get(t);
+  if (form === undefined) {
+    const labels = t.metadata?.labels;
+    let c: PodTemplateSpec = t;
+    if (labels && POD_TEMPLATE_HASH_LABEL in labels) {
+      const { [POD_TEMPLATE_HASH_LABEL]: _hash, ...rest } = labels;
+      c = { ...t, metadata: { ...t.metadata, labels: rest } };
+    }
+    form = JSON.stringify(semanticNormalize(c) ?? null);
+    ignoreHashForms.set(t, form);
+  }
+  return form;
+}
+
 /** Two pod templates are equal apart from the pod-template-hash label (deploymentutil.EqualIgnoreHash). */
 export function equalIgnoreHash(a: PodTemplateSpec | undefined, b: PodTemplateSpec | undefined): boolean {
-  const strip = (t: PodTemplateSpec | undefined): PodTemplateSpec => {
-    const c = structuredClone(t ?? {});
-    if (c.metadata?.labels) {
-      delete c.metadata.labels[POD_TEMPLATE_HASH_LABEL];
-    }
-    return c;
-  };
-  return semanticEqual(strip(a), strip(b));
+  return ignoreHashForm(a) === ignoreHashForm(b);
 }
 
 /**
