@@ -18,7 +18,8 @@ const TIMEOUT_MS = 15 * 60 * 1000;
 /** Simulated nodes: 110 pods fit on each, so 1,000 replicas need at least 10 (kcm up's default 3 holds 330). */
 const NODES = 12;
 
-function deployment(i: number): object {
+/** Deployment `bench-<i>` of REPLICAS nginx pods (`podSpec` adds to the pod spec). */
+export function deployment(i: number, podSpec: Record<string, unknown> = {}): object {
   const name = `bench-${i}`;
   return {
     apiVersion: 'apps/v1',
@@ -27,7 +28,7 @@ function deployment(i: number): object {
     spec: {
       replicas: REPLICAS,
       selector: { matchLabels: { app: name } },
-      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'app', image: 'nginx:1' }] } },
+      template: { metadata: { labels: { app: name } }, spec: { ...podSpec, containers: [{ name: 'app', image: 'nginx:1' }] } },
     },
   };
 }

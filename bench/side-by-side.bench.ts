@@ -18,26 +18,13 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { waitFor, type KcmProcess } from '../test/e2e/harness.js';
 import { startRealCluster } from '../test/e2e/real-cluster.js';
+import { deployment } from './deployment.bench.js';
 
 const DEPLOYMENTS = 100;
-const REPLICAS = 10;
+const REPLICAS = 10; // as deployment.bench.ts's deployment()
 const NODES = 10;
 const TIMEOUT_MS = 15 * 60 * 1000;
 const bin = process.env.KCM_REAL_BIN ?? '/tmp/k8sbin';
-
-function deployment(i: number): object {
-  const name = `bench-${i}`;
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name },
-    spec: {
-      replicas: REPLICAS,
-      selector: { matchLabels: { app: name } },
-      template: { metadata: { labels: { app: name } }, spec: { terminationGracePeriodSeconds: 0, containers: [{ name: 'app', image: 'nginx:1' }] } },
-    },
-  };
-}
 
 /** utime + stime of a process, in seconds. */
 function cpuSeconds(pid: number): number {
@@ -93,7 +80,7 @@ async function scenario(cm: 'real' | 'kcm', qps: number, burst: number): Promise
     };
     const converge = await phase(async () => {
       for (let i = 0; i < DEPLOYMENTS; i++) {
-        const r = await c.api('POST', '/apis/apps/v1/namespaces/default/deployments', deployment(i));
+        const r = await c.api('POST', '/apis/apps/v1/namespaces/default/deployments', deployment(i, { terminationGracePeriodSeconds: 0 }));
         if (r.status !== 201) throw new Error(`create deployment ${i}: ${r.status}`);
       }
       await waitFor(async () => (await available(c)) === DEPLOYMENTS * REPLICAS, TIMEOUT_MS, 'deployments available', 500);
