@@ -165,7 +165,7 @@ export async function run(args: string[]): Promise<number> {
   let code = 0;
   const runScheduler = async (signal: AbortSignal) => {
     const informers = newSharedInformerFactory(client, { clock, logger: log.child({}, 'informers') });
-    const profiles = schedConfig ? parseSchedulerConfiguration(readFileSync(v.config, 'utf8'), { client, clock }).profiles : undefined;
+    const profiles = schedConfig?.profilesFor({ client, clock });
     const sched = newScheduler({
       client,
       informers,

@@ -74,6 +74,9 @@ profiles:
       scores: ['TaintToleration=3', 'NodeAffinity=2', 'NodeResourcesFit=5', 'PodTopologySpread=2', 'InterPodAffinity=2'],
     });
     assert.ok(c.profiles[0]!.preemption);
+    // Built again for the scheduler's client: the same plugins, without reading the file again.
+    assert.deepEqual(c.profilesFor({}).map(names), c.profiles.map(names));
+    assert.notEqual(c.profilesFor({})[1], c.profiles[1]);
   });
 
   it('packs with the MostAllocated scoring strategy and spreads with LeastAllocated', () => {

@@ -47,7 +47,14 @@ const VERSIONS = ['v1beta1', 'v1beta2', 'v1beta3', 'v1'];
 export class SchedulerConfigError extends Error {}
 
 export interface SchedulerConfiguration {
+  /** The profiles, built with the handle given to parseSchedulerConfiguration. */
   profiles: Profile[];
+  /**
+   * The same profiles built again for `handle` (the scheduler's client and
+   * clock, known only after the file was checked), from the validated
+   * document: the file is not read or parsed again.
+   */
+  profilesFor(handle: ProfileHandle): Profile[];
   percentageOfNodesToScore: number;
   leaderElection: {
     leaderElect?: boolean;
@@ -451,5 +458,6 @@ export function parseSchedulerConfiguration(text: string, handle: ProfileHandle 
     clientConnection,
     effective: { apiVersion, kind: 'KubeSchedulerConfiguration', percentageOfNodesToScore, profiles: effectiveProfiles },
     warnings,
+    profilesFor: (h) => profilesIn.map((raw, i) => buildProfile(raw, `profiles[${i}]`, h, []).profile),
   };
 }
