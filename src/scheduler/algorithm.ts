@@ -16,7 +16,8 @@ export const NO_NODES_AVAILABLE = 'no nodes available to schedule pods';
 export type ScheduleResult =
   /** `ctx` carries the plugins' cycle state on to reserve and preBind. */
   | { kind: 'scheduled'; node: string; feasibleNodes: number; evaluatedNodes: number; processedNodes: number; ctx: CycleContext }
-  | { kind: 'unschedulable'; message: string; nodeStatuses: Map<string, Status>; fit?: FitError }
+  /** `ctx` (when the filters ran) carries the preFilter state on to preemption. */
+  | { kind: 'unschedulable'; message: string; nodeStatuses: Map<string, Status>; fit?: FitError; ctx?: CycleContext }
   /** A plugin failed with an internal error (an Error status): a SchedulerError, not a FitError. */
   | { kind: 'error'; message: string };
 
@@ -137,7 +138,7 @@ export function schedulePod(pod: Pod, opts: ScheduleOptions, podInfo: PodInfo = 
     if (s) {
       for (const n of nodes) statuses.set(nodeName(n), { ...s, plugin: f.name });
       const fit: FitError = { numAllNodes: nodes.length, nodeStatuses: statuses, preFilterMessage: s.reasons.join(', ') };
-      return { kind: 'unschedulable', message: fitErrorMessage(fit), nodeStatuses: statuses, fit };
+      return { kind: 'unschedulable', message: fitErrorMessage(fit), nodeStatuses: statuses, fit, ctx };
     }
   }
 
@@ -162,7 +163,7 @@ export function schedulePod(pod: Pod, opts: ScheduleOptions, podInfo: PodInfo = 
   }
   if (feasible.length === 0) {
     const fit: FitError = { numAllNodes: nodes.length, nodeStatuses: statuses };
-    return { kind: 'unschedulable', message: fitErrorMessage(fit), nodeStatuses: statuses, fit };
+    return { kind: 'unschedulable', message: fitErrorMessage(fit), nodeStatuses: statuses, fit, ctx };
   }
   if (feasible.length === 1) return { kind: 'scheduled', node: nodeName(feasible[0]!), feasibleNodes: 1, evaluatedNodes: processed, processedNodes: processed, ctx };
 

@@ -37,7 +37,8 @@ function tryPreempt(pod: Pod, infos: NodeInfo[], extra: Partial<PreemptionOption
   const r = schedulePod(pod, o);
   assert.equal(r.kind, 'unschedulable', 'the pod must not fit before preemption');
   if (r.kind !== 'unschedulable') throw new Error('unreachable');
-  const out = preempt(pod, r.nodeStatuses, o);
+  // With the scheduling cycle's preFilter state, as the scheduler calls it (volume-binding.test.ts calls it without).
+  const out = preempt(pod, r.nodeStatuses, { ...o, ...(r.ctx ? { ctx: r.ctx } : {}) });
   const message = out.kind === 'none' && r.fit ? fitErrorMessage({ ...r.fit, postFilterMessage: out.message }) : r.message;
   return { out, message };
 }

@@ -76,9 +76,11 @@ export interface PreemptionOptions {
   args?: PreemptionArgs;
   /** For pods without status.startTime (GetPodStartTime uses now). */
   now?: number;
+  /** The failed scheduling cycle (its preFilter state); computed again over the snapshot when absent. */
+  ctx?: CycleContext;
 }
 
-/** The preemptor's own copy of the cycle: its preFilter state computed again over the snapshot. */
+/** A cycle for the preemptor when the scheduling cycle's is not at hand: its preFilter state computed over the snapshot. */
 function newCycle(pod: Pod, opts: PreemptionOptions): CycleContext {
   const ctx: CycleContext = { pod, podInfo: newPodInfo(pod), snapshot: opts.snapshot, lookups: opts.lookups, state: new Map() };
   for (const f of opts.profile.filters) f.preFilter?.(ctx);
@@ -207,7 +209,7 @@ export function findCandidates(pod: Pod, nodeStatuses: Map<string, Status>, opts
   const args = opts.args ?? DEFAULT_PREEMPTION_ARGS;
   const want = numCandidates(potential.length, args);
   const offset = Math.floor(opts.random() * potential.length) % potential.length;
-  const base = newCycle(pod, opts);
+  const base = opts.ctx ?? newCycle(pod, opts);
   const nonViolating: Candidate[] = [];
   const violating: Candidate[] = [];
   for (let i = 0; i < potential.length; i++) {

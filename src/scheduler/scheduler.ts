@@ -402,7 +402,7 @@ class DefaultScheduler implements Scheduler {
       let message = result.message;
       let nominatedNode: string | undefined;
       if (result.fit && profile.preemption) {
-        const outcome = await this.postFilter(pod, profile, result.nodeStatuses, snapshot);
+        const outcome = await this.postFilter(pod, profile, result.nodeStatuses, snapshot, result.ctx);
         if (outcome.kind === 'error') {
           this.metrics.attempt(profileName, 'error', this.clock.since(start) / 1000);
           this.handleFailure(qp, profile, 'SchedulerError', outcome.message, cycle);
@@ -560,6 +560,7 @@ class DefaultScheduler implements Scheduler {
     profile: Profile,
     nodeStatuses: Map<string, Status>,
     snapshot: Snapshot,
+    ctx: CycleContext | undefined,
   ): Promise<{ kind: 'done'; message?: string; nominatedNode?: string } | { kind: 'error'; message: string }> {
     this.metrics.preemptionAttempt();
     const outcome = preempt(pod, nodeStatuses, {
@@ -571,6 +572,7 @@ class DefaultScheduler implements Scheduler {
       pdbs: this.pdbInformer.getStore().list(),
       args: profile.preemption,
       now: this.clock.now(),
+      ...(ctx ? { ctx } : {}),
     });
     if (outcome.kind === 'none') return { kind: 'done', message: outcome.message, nominatedNode: outcome.clearNomination ? '' : undefined };
     const { node, victims } = outcome.candidate;
