@@ -15,6 +15,7 @@
  */
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { Clock, Timer } from '../util/clock/clock.js';
+import { podPriority } from './node-info.js';
 
 export const INITIAL_BACKOFF_MS = 1_000;
 export const MAX_BACKOFF_MS = 10_000;
@@ -90,7 +91,7 @@ export function backoffDuration(attempts: number, initialMs = INITIAL_BACKOFF_MS
 }
 
 function priority(p: QueuedPod): number {
-  return p.pod.spec?.priority ?? 0;
+  return podPriority(p.pod);
 }
 
 /** activeQ order: higher priority first, then earlier timestamp. */
