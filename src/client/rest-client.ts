@@ -132,7 +132,8 @@ class RestClientImpl implements RestClient {
   ) {
     this.clock = opts.clock ?? realClock;
     this.log = opts.logger ?? newLogger('rest-client');
-    this.transport = newTransport(config.tls);
+    // A client whose exec plugin may hand out client certificates keeps its own connections.
+    this.transport = newTransport(config.tls, { share: !config.auth.exec });
     this.limiter = newTokenBucketRateLimiter({ qps: config.qps, burst: config.burst, clock: this.clock });
     this.metrics = restClientMetrics(opts.metricsRegistry);
     this.host = new URL(config.host).host;

@@ -54,7 +54,13 @@ export const REQUEST_CONNECTIONS = 32;
  */
 const shared = new Map<string, { transport: Transport; refs: number }>();
 
-export function newTransport(tls: TlsConfig): Transport {
+/**
+ * A transport for `tls`. `share: false` (a client whose exec plugin returns
+ * client certificates, which replace the agents when they rotate) gets its
+ * own, so that clients with other certificates do not swap its agents.
+ */
+export function newTransport(tls: TlsConfig, opts: { share?: boolean } = {}): Transport {
+  if (opts.share === false) return newOwnTransport(tls);
   const key = JSON.stringify([tls.caData, tls.caFile, tls.certData, tls.certFile, tls.keyData, tls.keyFile, !!tls.insecureSkipTLSVerify, tls.serverName]);
   let entry = shared.get(key);
   if (!entry) {
