@@ -14,30 +14,15 @@
  * Needs the real binaries in $KCM_REAL_BIN (default /tmp/k8sbin); prints a
  * line saying it skipped without them. Linux only (/proc).
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { waitFor, type KcmProcess } from '../test/e2e/harness.js';
 import { startRealCluster } from '../test/e2e/real-cluster.js';
 import { deployment } from './deployment.bench.js';
+import { cpuSeconds, peakRssMB, ratio, realBinaries } from './lib/proc.js';
 
 const DEPLOYMENTS = 100;
 const REPLICAS = 10; // as deployment.bench.ts's deployment()
 const NODES = 10;
 const TIMEOUT_MS = 15 * 60 * 1000;
-const bin = process.env.KCM_REAL_BIN ?? '/tmp/k8sbin';
-
-/** utime + stime of a process, in seconds. */
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // After the command: state is field 3; utime 14 and stime 15 (1-based over the whole line).
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
-function peakRssMB(pid: number): number {
-  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) / 1024 : NaN;
-}
 
 /** apiserver_request_total summed over every label set. */
 async function apiRequests(c: KcmProcess): Promise<number> {
@@ -99,12 +84,10 @@ async function scenario(cm: 'real' | 'kcm', qps: number, burst: number): Promise
 }
 
 const fmt = (p: Phase) => `${p.seconds.toFixed(1)} s, CPU ${p.cpu.toFixed(1)} s, ${p.requests} API requests`;
-const ratio = (k: number, r: number) => (r > 0 ? `${(k / r).toFixed(2)}x` : 'n/a');
 
 export async function run(): Promise<string[]> {
-  if (!['kube-apiserver', 'kube-controller-manager', 'kube-scheduler'].every((b) => existsSync(join(bin, b)))) {
-    return [`skipped: the real binaries are not in ${bin} (../shared/tools/build-real-k8s.sh builds them)`];
-  }
+  const { bin, missing } = realBinaries(['kube-apiserver', 'kube-controller-manager', 'kube-scheduler']);
+  if (missing) return [missing];
   process.env.KCM_REAL_BIN = bin;
   const out: string[] = [];
   for (const [label, qps, burst] of [

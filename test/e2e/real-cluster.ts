@@ -32,6 +32,13 @@ export interface RealClusterOptions {
   readyTimeoutMs?: number;
   /** Directory with kube-apiserver, kube-scheduler, kube-controller-manager (default $KCM_REAL_BIN). */
   bin?: string;
+  /** Only the API server (and etcd): no scheduler, controller manager or nodes (the API server benchmark). */
+  apiServerOnly?: boolean;
+}
+
+/** A started control plane; `pids` names each process (etcd, kube-apiserver, kcm apiserver, ...). */
+export interface RealCluster extends KcmProcess {
+  pids(): Record<string, number>;
 }
 
 /** True when the real binaries are configured (KCM_REAL_BIN). */
@@ -87,7 +94,7 @@ function run(name: string, cmd: string, args: string[], dir: string): Proc {
  * and `kcm nodes`; resolves once the API server is ready, the nodes are
  * Ready and the default service account exists.
  */
-export async function startRealCluster(opts: RealClusterOptions = {}): Promise<KcmProcess> {
+export async function startRealCluster(opts: RealClusterOptions = {}): Promise<RealCluster> {
   const bin = opts.bin ?? process.env.KCM_REAL_BIN ?? '/tmp/k8sbin';
   const dir = mkdtempSync(join(tmpdir(), 'kcm-real-'));
   const procs: Proc[] = [];
@@ -178,6 +185,26 @@ export async function startRealCluster(opts: RealClusterOptions = {}): Promise<K
     await dispatcher.close();
     return fail((e as Error).message);
   }
+  const pids = () => Object.fromEntries(procs.map((p) => [p.name, p.child.pid ?? 0]));
+  const stop = async (o: { keepDataDir?: boolean } = {}) => {
+    await dispatcher.close().catch(() => undefined);
+    await stopAll();
+    if (!o.keepDataDir) rmSync(dir, { recursive: true, force: true });
+  };
+  const common = { dataDir: dir, kubeconfigPath, url, caPem, adminToken: token, api, pids, stop };
+  if (opts.apiServerOnly) {
+    const server = procs[procs.length - 1]!;
+    const kubectl = (a: string[], o?: KubectlOptions) => runKubectl(kubeconfigPath, a, o);
+    return {
+      ...common,
+      child: server.child,
+      exited: new Promise((r) => server.child.once('exit', (code, signal) => r({ code, signal }))),
+      stdout: () => server.out(),
+      stderr: () => procs.map((p) => `--- ${p.name}\n${p.out().slice(-2000)}`).join('\n'),
+      kubectl,
+      kubectlOk: kubectlOkWith(kubectl),
+    };
+  }
 
   // kube-scheduler 1.20 waits for a policy/v1beta1 PodDisruptionBudget informer that kcm apiserver (as current
   // Kubernetes) does not serve, so on kcm apiserver the scheduler is kcm's.
@@ -226,22 +253,12 @@ export async function startRealCluster(opts: RealClusterOptions = {}): Promise<K
 
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => cm.child.once('exit', (code, signal) => r({ code, signal })));
   return {
-    dataDir: dir,
-    kubeconfigPath,
-    url,
-    caPem,
-    adminToken: token,
+    ...common,
     child: cm.child,
     exited,
     stdout: () => cm.out(),
     stderr: () => procs.map((p) => `--- ${p.name}\n${p.out().slice(-2000)}`).join('\n'),
     kubectl,
     kubectlOk: kubectlOkWith(kubectl),
-    api,
-    async stop(o = {}) {
-      await dispatcher.close().catch(() => undefined);
-      await stopAll();
-      if (!o.keepDataDir) rmSync(dir, { recursive: true, force: true });
-    },
   };
 }

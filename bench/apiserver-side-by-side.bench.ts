@@ -1,0 +1,78 @@
+/**
+ * The real kube-apiserver v1.20 on etcd and `kcm apiserver` on SQLite side by
+ * side, under the same load from a separate process (bench/lib/api-load.ts):
+ * 5,000 ConfigMap creates, then 5,000 gets, from 50 concurrent HTTPS
+ * connections and from one. Per server: requests/s, p50/p99 latency, the
+ * server side's CPU (kube-apiserver + etcd, or kcm apiserver) and peak RSS.
+ *
+ * Needs the real kube-apiserver in $KCM_REAL_BIN (default /tmp/k8sbin) and
+ * etcd on PATH; prints a line saying it skipped without them.
+ */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { startRealCluster, type RealCluster } from '../test/e2e/real-cluster.js';
+import type { LoadJob, LoadResult } from './lib/api-load.js';
+import { cpuSeconds, peakRssMB, ratio, realBinaries } from './lib/proc.js';
+
+const COUNT = Number(process.env.KCM_BENCH_API_COUNT ?? 5000);
+const LEVELS = [50, 1];
+const loader = fileURLToPath(new URL('./lib/api-load.js', import.meta.url));
+
+function load(job: LoadJob): Promise<LoadResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [loader], { env: { ...process.env, KCM_LOAD: JSON.stringify(job) }, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as LoadResult) : reject(new Error(`api-load exited ${code}: ${out}`))));
+  });
+}
+
+interface Measure extends LoadResult {
+  cpu: number;
+}
+
+interface ServerResult {
+  measures: Map<string, Measure>;
+  rssMB: number;
+}
+
+async function measureServer(kind: 'real' | 'kcm'): Promise<ServerResult> {
+  const c: RealCluster = await startRealCluster({ apiServer: kind, apiServerOnly: true, readyTimeoutMs: 120_000 });
+  const pids = Object.values(c.pids()).filter((p) => p > 0);
+  const cpu = () => pids.reduce((s, p) => s + cpuSeconds(p), 0);
+  const measures = new Map<string, Measure>();
+  try {
+    for (const concurrency of LEVELS) {
+      const namespace = `bench-${concurrency}`;
+      const r = await c.api('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+      if (r.status !== 201) throw new Error(`create namespace: ${r.status}`);
+      for (const op of ['create', 'get'] as const) {
+        const c0 = cpu();
+        const res = await load({ url: c.url, caPem: c.caPem, token: c.adminToken, namespace, op, count: COUNT, concurrency, prefix: 'cm-' });
+        if (res.failures) throw new Error(`${kind} ${op} x${concurrency}: ${res.failures} failures, first: ${res.firstFailure}`);
+        measures.set(`${op}/${concurrency}`, { ...res, cpu: cpu() - c0 });
+      }
+    }
+    return { measures, rssMB: pids.reduce((s, p) => s + peakRssMB(p), 0) };
+  } finally {
+    await c.stop();
+  }
+}
+
+const fmt = (m: Measure) => `${m.rate.toFixed(0)}/s, p50 ${m.p50.toFixed(1)} ms, p99 ${m.p99.toFixed(1)} ms, CPU ${m.cpu.toFixed(1)} s`;
+
+export async function run(): Promise<string[]> {
+  const { missing } = realBinaries(['kube-apiserver']);
+  if (missing) return [missing];
+  const real = await measureServer('real');
+  const kcm = await measureServer('kcm');
+  const out: string[] = [];
+  for (const concurrency of LEVELS) {
+    for (const op of ['create', 'get'] as const) {
+      const [r, k] = [real.measures.get(`${op}/${concurrency}`)!, kcm.measures.get(`${op}/${concurrency}`)!];
+      out.push(`${COUNT} ConfigMap ${op}s, ${concurrency} client${concurrency > 1 ? 's' : ''}: real ${fmt(r)}; kcm ${fmt(k)}; kcm/real throughput ${ratio(k.rate, r.rate)}, p99 ${ratio(k.p99, r.p99)}, CPU ${ratio(k.cpu, r.cpu)}`);
+    }
+  }
+  out.push(`server peak RSS: real (kube-apiserver + etcd) ${real.rssMB.toFixed(0)} MB, kcm ${kcm.rssMB.toFixed(0)} MB (${ratio(kcm.rssMB, real.rssMB)})`);
+  return out;
+}
