@@ -84,17 +84,30 @@ export function newApiMetrics(): ApiMetrics {
     registers: [registry],
   });
 
+  // Label sets seen before keep their children: prom-client otherwise hashes the label object on every call.
+  const etcdChildren = new Map<string, ReturnType<typeof etcd.labels>>();
+  const requestChildren = new Map<string, { count: ReturnType<typeof requests.labels>; time: ReturnType<typeof duration.labels> }>();
+
   function timed<T>(operation: string, key: string, fn: () => Promise<T>): Promise<T> {
-    const end = etcd.startTimer({ operation, type: resourceOfKey(key) });
+    const type = resourceOfKey(key);
+    const k = `${operation} ${type}`;
+    let child = etcdChildren.get(k);
+    if (!child) etcdChildren.set(k, (child = etcd.labels({ operation, type })));
+    const end = child.startTimer();
     return fn().finally(() => end());
   }
 
   return {
     registry,
     observeRequest(l, seconds) {
-      requests.inc({ ...l });
-      const { code: _code, ...rest } = l;
-      duration.observe(rest, seconds);
+      const k = `${l.verb} ${l.group} ${l.version} ${l.resource} ${l.subresource} ${l.scope} ${l.component} ${l.code}`;
+      let c = requestChildren.get(k);
+      if (!c) {
+        const { code: _code, ...rest } = l;
+        requestChildren.set(k, (c = { count: requests.labels({ ...l }), time: duration.labels(rest) }));
+      }
+      c.count.inc();
+      c.time.observe(seconds);
     },
     longRunning(r, subresource, delta) {
       longrunning.inc({ verb: 'WATCH', group: r.group, version: r.version, resource: r.resource, subresource, scope: 'resource', component: 'apiserver' }, delta);

@@ -143,6 +143,18 @@ export class Store {
     return presentStored(r, s.object);
   }
 
+  /**
+   * As get, for a response written at once: when r's version needs no
+   * conversion, a shallow copy that shares the stored object's fields (the
+   * caller must not change it), which saves a deep copy per GET.
+   */
+  async getForRead(r: ServedResource, ns: string, name: string): Promise<KubeObject> {
+    const s = await this.getStored(r, ns, name);
+    if (!s) throw notFound(r, name);
+    if (r.fromStorage || r.decode) return presentStored(r, s.object);
+    return { ...s.object, apiVersion: apiVersionOf(r.group, r.version), kind: r.kind };
+  }
+
   private async admit(op: Operation, r: ServedResource, ns: string, name: string, obj: KubeObject | undefined, old: KubeObject | undefined, opts: WriteOptions): Promise<void> {
     const attrs = { operation: op, resource: r, subresource: opts.subresource ?? '', namespace: ns, name, object: obj, oldObject: old, user: opts.user, dryRun: opts.dryRun, request: opts.admission };
     await this.deps.admission.admit(attrs);

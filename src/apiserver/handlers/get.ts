@@ -6,7 +6,7 @@ import { partialObjectMetadata, toTable } from '../table.js';
 
 export async function handleGet(s: RequestScope): Promise<void> {
   negotiateResponse(s);
-  writeRendered(s, 200, await s.server.store.get(s.r, s.namespace, s.name));
+  writeRendered(s, 200, await s.server.store.getForRead(s.r, s.namespace, s.name));
 }
 
 /**

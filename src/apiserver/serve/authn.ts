@@ -64,7 +64,17 @@ export interface RequestAuthenticatorOptions {
   tokenAuthenticators?: TokenAuthenticator[];
 }
 
+/**
+ * How long a connection's accepted bearer token stays accepted without
+ * asking the token authenticators again: kube-apiserver caches successful
+ * token authentications for 10 s (--authentication-token-success-cache-ttl's
+ * default, tokencache); failures are not cached, as upstream's default.
+ */
+export const TOKEN_SUCCESS_CACHE_MS = 10_000;
+
 export function newRequestAuthenticator(opts: RequestAuthenticatorOptions): RequestAuthenticator {
+  // Per connection (its last accepted Authorization header): a client sends the same one on every request.
+  const accepted = new WeakMap<object, { header: string; result: AuthResult; expires: number }>();
   const tokenAuthenticators = [...(opts.tokenAuthenticators ?? [])];
   const clientCA = opts.clientCA ? parseCertificateBundle(opts.clientCA) : [];
 
@@ -103,11 +113,17 @@ export function newRequestAuthenticator(opts: RequestAuthenticatorOptions): Requ
       if (cert?.kind === 'user') return cert;
       const header = req.headers.authorization;
       if (header !== undefined) {
+        const cached = accepted.get(req.socket);
+        if (cached && cached.header === header && cached.expires > Date.now()) return cached.result;
         const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
         if (!m) return { kind: 'rejected', why: 'unsupported authorization header' };
         for (const a of tokenAuthenticators) {
           const user = await a(m[1]!);
-          if (user) return { kind: 'user', user: withAuthenticated(user), method: 'token' };
+          if (user) {
+            const result: AuthResult = { kind: 'user', user: withAuthenticated(user), method: 'token' };
+            accepted.set(req.socket, { header, result, expires: Date.now() + TOKEN_SUCCESS_CACHE_MS });
+            return result;
+          }
         }
         return { kind: 'rejected', why: 'invalid bearer token' };
       }

@@ -28,10 +28,14 @@ import type { Logger } from '../../util/log/logger.js';
 import { formatGoDuration } from '../protobuf/to-json.js';
 import { parseRequestInfo, truthyParam } from '../request-info.js';
 
+const mayBeLongRunning = /watch|attach|exec|proxy|log|portforward|pprof/i;
 const longRunningSubresources = new Set(['attach', 'exec', 'proxy', 'log', 'portforward']);
 
 /** BasicLongRunningRequestCheck(watch, proxy; attach, exec, proxy, log, portforward) for the paths kcm serves. */
 export function isLongRunning(method: string, url: string): boolean {
+  // Every long-running request names one of these in its path or query (a watch: /watch/ or watch=):
+  // the rest, nearly every request, need no parsing here.
+  if (!mayBeLongRunning.test(url)) return false;
   const u = new URL(url, 'http://apiserver');
   const info = parseRequestInfo(method.toUpperCase(), u.pathname, truthyParam(u.searchParams.get('watch')));
   if (info.kind === 'nonResource') return info.path.startsWith('/debug/pprof/');
