@@ -8,6 +8,7 @@
 import type { ObjectReference } from 'kubernetes-types/core/v1.js';
 import type { GroupVersionKind, KubeObject, OwnerReference } from './types.js';
 import { apiVersionOf } from './types.js';
+import { deepCopy } from '../util/json/deep-copy.js';
 
 /** The owner reference with `controller: true`, if any (metav1.GetControllerOf). */
 export function getControllerOf(obj: KubeObject): OwnerReference | undefined {
@@ -77,7 +78,7 @@ export function objectReference(obj: KubeObject, gvk?: GroupVersionKind): Object
   return ref;
 }
 
-/** A deep copy (structuredClone): safe to modify without touching cache state. */
+/** A deep copy: safe to modify without touching cache state. */
 export function copy<T>(obj: T): T {
-  return structuredClone(obj);
+  return deepCopy(obj);
 }

@@ -9,6 +9,7 @@ import type { ObjectReference, PersistentVolume, PersistentVolumeClaim, Pod, Top
 import type { StorageClass } from 'kubernetes-types/storage/v1.js';
 import { selectorFromLabelSelector } from './labels.js';
 import { compare, parseQuantity, type Quantity } from './quantity.js';
+import { deepCopy } from '../util/json/deep-copy.js';
 
 /** Set on a claim once the binder finished binding it; its absence means "not bound yet". */
 export const ANN_BIND_COMPLETED = 'pv.kubernetes.io/bind-completed';
@@ -164,7 +165,7 @@ export function claimReference(claim: PersistentVolumeClaim): ObjectReference {
  */
 export function bindVolumeToClaim(pv: PersistentVolume, claim: PersistentVolumeClaim): { volume: PersistentVolume; dirty: boolean } {
   const byController = !isVolumeBoundToClaim(pv, claim);
-  const next = structuredClone(pv);
+  const next = deepCopy(pv);
   let dirty = false;
   const ref = pv.spec?.claimRef;
   if (!ref || ref.name !== claim.metadata?.name || ref.namespace !== claim.metadata?.namespace || ref.uid !== claim.metadata?.uid) {

@@ -13,6 +13,7 @@ import type { AdmissionRequestInfo } from './admission/admission.js';
 import { meta, presentStored, type Store } from './store.js';
 import { badRequest, conflict, notFound, successStatus } from './status.js';
 import { parseInt64 } from './parse-int.js';
+import { deepCopy } from '../util/json/deep-copy.js';
 
 export const orphanFinalizer = 'orphan';
 export const foregroundFinalizer = 'foregroundDeletion';
@@ -135,7 +136,7 @@ export async function deleteObject(store: Store, r: ServedResource, ns: string, 
     await store.deps.admission.validate({
       operation: 'DELETE', resource: r, subresource: '', namespace: ns, name, object: undefined, oldObject: old, user: req.user, dryRun: req.dryRun, request: req.admission,
     });
-    const obj = structuredClone(old);
+    const obj = deepCopy(old);
     const m = meta(obj);
     const now = clock.now();
     // Graceful deletion (BeforeDelete).

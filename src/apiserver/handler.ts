@@ -63,6 +63,7 @@ import type { ResourceMetricsSource } from './metrics-api/types.js';
 import { logLocation, streamLogOverWebSocket, spliceUpgrade, statusOf, streamLocation, proxyRestPath, writeStatusToSocket, type KubeletClientConfig } from './handlers/node-proxy.js';
 import { proxyTarget } from './handlers/subresources.js';
 import { metricsResources, METRICS_RESOURCES_OWNER } from './metrics-api/resources.js';
+import { deepCopy } from '../util/json/deep-copy.js';
 
 export interface ApiHandlerOptions {
   storage: Storage;
@@ -206,13 +207,13 @@ export async function createApiHandler(opts: ApiHandlerOptions): Promise<ApiHand
   const authorizer: Authorizer | undefined = opts.authorizationMode === 'RBAC' ? newRbacAuthorizer(lister, reader) : undefined;
   if (authorizer) server.auth.authorizer = authorizer;
   if (authorizer) {
-    for (const cr of bootstrapClusterRoles) await ensure('rbac.authorization.k8s.io', 'clusterroles', '', structuredClone(cr) as unknown as KubeObject);
-    for (const b of bootstrapClusterRoleBindings) await ensure('rbac.authorization.k8s.io', 'clusterrolebindings', '', structuredClone(b) as unknown as KubeObject);
-    for (const r of bootstrapNamespaceRoles) await ensure('rbac.authorization.k8s.io', 'roles', r.metadata!.namespace!, structuredClone(r) as unknown as KubeObject);
-    for (const b of bootstrapNamespaceRoleBindings) await ensure('rbac.authorization.k8s.io', 'rolebindings', b.metadata!.namespace!, structuredClone(b) as unknown as KubeObject);
+    for (const cr of bootstrapClusterRoles) await ensure('rbac.authorization.k8s.io', 'clusterroles', '', deepCopy(cr) as unknown as KubeObject);
+    for (const b of bootstrapClusterRoleBindings) await ensure('rbac.authorization.k8s.io', 'clusterrolebindings', '', deepCopy(b) as unknown as KubeObject);
+    for (const r of bootstrapNamespaceRoles) await ensure('rbac.authorization.k8s.io', 'roles', r.metadata!.namespace!, deepCopy(r) as unknown as KubeObject);
+    for (const b of bootstrapNamespaceRoleBindings) await ensure('rbac.authorization.k8s.io', 'rolebindings', b.metadata!.namespace!, deepCopy(b) as unknown as KubeObject);
   }
   if (opts.clientCA) await publishAuthenticationConfigMap(opts.clientCA);
-  for (const pc of systemPriorityClasses) await ensure('scheduling.k8s.io', 'priorityclasses', '', structuredClone(pc) as unknown as KubeObject);
+  for (const pc of systemPriorityClasses) await ensure('scheduling.k8s.io', 'priorityclasses', '', deepCopy(pc) as unknown as KubeObject);
   const kubernetesService: Service = {
     apiVersion: 'v1',
     kind: 'Service',

@@ -15,6 +15,7 @@ import { meta, present } from './store.js';
 import { conflictModified, notFound } from './status.js';
 import { StorageError } from './storage/storage.js';
 import { isNotFound } from '../client/errors.js';
+import { deepCopy } from '../util/json/deep-copy.js';
 
 /** Namespaces kube-apiserver creates at start. */
 export const systemNamespaces: readonly string[] = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
@@ -30,7 +31,7 @@ export async function deleteNamespace(server: ServerContext, r: ServedResource, 
   checkPreconditions(r, old, req.preconditions);
   await server.store.deps.admission.validate({ operation: 'DELETE', resource: r, subresource: '', namespace: '', name, object: undefined, oldObject: old, user: req.user, dryRun: req.dryRun, request: req.admission });
   if (!old.metadata?.deletionTimestamp) {
-    const ns = structuredClone(old);
+    const ns = deepCopy(old);
     const m = meta(ns);
     m.deletionTimestamp = rfc3339(server.clock.now());
     m.deletionGracePeriodSeconds = 0;

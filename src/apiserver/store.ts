@@ -18,6 +18,8 @@ import type { AdmissionChain, AdmissionRequestInfo, Operation } from './admissio
 import type { UserInfo } from './request-info.js';
 import { alreadyExists, conflictModified, invalid, notFound, type FieldErrorLike } from './status.js';
 import { normalizeAsGo } from './go-json.js';
+import { jsonEqual } from '../util/json/equal.js';
+import { deepCopy } from '../util/json/deep-copy.js';
 
 /** Per-resource side effects of writes (service IP allocation, ...). */
 export interface WriteHooks {
@@ -77,7 +79,7 @@ export function meta(obj: KubeObject): MutableMeta {
 
 /** The object as served at `r`'s group/version (decoded as read from storage: r.decode). Returns a copy. */
 export function present(r: ServedResource, obj: KubeObject): KubeObject {
-  const out = structuredClone(obj);
+  const out = deepCopy(obj);
   r.decode?.(out);
   out.apiVersion = apiVersionOf(r.group, r.version);
   out.kind = r.kind;
@@ -170,7 +172,7 @@ export class Store {
    * object served at r's version. dryRun runs everything but the write.
    */
   async create(r: ServedResource, ns: string, input: KubeObject, opts: WriteOptions): Promise<KubeObject> {
-    const obj = structuredClone(input);
+    const obj = deepCopy(input);
     const m = meta(obj);
     obj.apiVersion = apiVersionOf(r.group, r.version);
     obj.kind = r.kind;
@@ -250,7 +252,7 @@ export class Store {
       }
       if (wantRv && wantRv !== cur.object.metadata?.resourceVersion) throw conflictModified(r, name);
       try {
-        const object = await this.commitUpdate(r, ns, name, cur, structuredClone(input), opts);
+        const object = await this.commitUpdate(r, ns, name, cur, deepCopy(input), opts);
         return { object, created: false };
       } catch (err) {
         // Someone wrote between our read and write: retry unconditional updates.
@@ -307,7 +309,7 @@ export class Store {
       if (r.strategy.prepareForStatusUpdate) r.strategy.prepareForStatusUpdate(obj, old, rfc3339(this.deps.clock.now()));
       else {
         const status = obj.status;
-        const kept = structuredClone(old);
+        const kept = deepCopy(old);
         if (status !== undefined) kept.status = status;
         else delete kept.status;
         Object.keys(obj).forEach((k) => delete obj[k]);
@@ -338,7 +340,7 @@ export class Store {
       meta(last).resourceVersion = gone.object.metadata?.resourceVersion ?? om.resourceVersion;
       return last;
     }
-    if (canonicalJson(withoutRv(obj)) === canonicalJson(withoutRv(old))) return old;
+    if (jsonEqual(withoutRv(obj), withoutRv(old))) return old;
     const toStore = await toStored(r, obj);
     if (opts.dryRun) return presentStored(r, toStore);
     delete meta(toStore).resourceVersion;
@@ -348,7 +350,7 @@ export class Store {
 
   /** Writes `obj` as the new state of an existing object, bypassing strategies (deletion bookkeeping). */
   async rawUpdate(r: ServedResource, ns: string, name: string, obj: KubeObject, revision: number): Promise<KubeObject> {
-    const c = structuredClone(obj);
+    const c = deepCopy(obj);
     normalizeAsGo(c);
     const toStore = await toStored(r, c);
     delete meta(toStore).resourceVersion;

@@ -7,6 +7,7 @@ import type { KubeObject } from '../api/types.js';
 import { parseTime } from '../util/clock/clock.js';
 import type { RequestScope } from './context.js';
 import { negotiateResponse } from './output.js';
+import { deepCopy } from '../util/json/deep-copy.js';
 
 export interface TableColumn {
   name: string;
@@ -99,7 +100,7 @@ export function humanDuration(ms: number): string {
 }
 
 export function partialObjectMetadata(obj: KubeObject): KubeObject {
-  return { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: structuredClone(obj.metadata ?? {}) };
+  return { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: deepCopy(obj.metadata ?? {}) };
 }
 
 /** A Table of `objects`; `listMeta` carries resourceVersion/continue/remainingItemCount. */

@@ -18,6 +18,7 @@ import { labelSelectorIsEmpty } from '../api/labels.js';
 import { apiVersionOf, type GroupVersionResource, type KubeList, type KubeObject, type PartialObjectMetadata, type WatchEvent } from '../api/types.js';
 import type { KubeClient } from './client.js';
 import type { ResourceInterface, Watch } from './interfaces.js';
+import { deepCopy } from '../util/json/deep-copy.js';
 
 export interface VersionFallback {
   /** The version controllers use. */
@@ -40,8 +41,8 @@ function sameShape(group: string, current: string, older: string, resource: stri
   return {
     current: c,
     older: o,
-    down: (obj) => ({ ...structuredClone(obj), apiVersion: apiVersion(o) }),
-    up: (obj) => ({ ...structuredClone(obj), apiVersion: apiVersion(c) }),
+    down: (obj) => ({ ...deepCopy(obj), apiVersion: apiVersion(o) }),
+    up: (obj) => ({ ...deepCopy(obj), apiVersion: apiVersion(c) }),
   };
 }
 

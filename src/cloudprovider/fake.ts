@@ -5,6 +5,7 @@
  */
 import type { Node, Service } from 'kubernetes-types/core/v1.js';
 import { defaultLoadBalancerName, InstanceNotFoundError, type CloudProvider, type InstanceMetadata, type InstancesV2, type LoadBalancer, type LoadBalancerStatus, type Route, type Routes, type Zone, type Zones } from './cloud.js';
+import { deepCopy } from '../util/json/deep-copy.js';
 
 export interface FakeCloud extends CloudProvider {
   /** `method name-or-key`, oldest first. */
@@ -75,7 +76,7 @@ export function newFakeCloud(): FakeCloud {
       const i = instances.get(node.metadata?.name ?? '');
       if (!i) throw new InstanceNotFoundError(node.metadata?.name ?? '');
       const { shutdown: _s, ...md } = i;
-      return structuredClone(md);
+      return deepCopy(md);
     },
   };
   const zones: Zones = {

@@ -10,6 +10,7 @@ import { isNotFound, isStatusError } from '../client/errors.js';
 import type { Client, PatchType } from '../client/interfaces.js';
 import type { EventRecorder } from '../tools/record/interfaces.js';
 import { newLogger, type Logger } from '../util/log/logger.js';
+import { deepCopy } from '../util/json/deep-copy.js';
 
 export const FAILED_CREATE_POD_REASON = 'FailedCreate';
 export const SUCCESSFUL_CREATE_POD_REASON = 'SuccessfulCreate';
@@ -72,7 +73,7 @@ export function getPodFromTemplate(template: PodTemplateSpec, parentObject: Kube
     finalizers: [...(tm.finalizers ?? [])],
   };
   if (controllerRef) metadata.ownerReferences = [{ ...controllerRef }];
-  return { metadata, spec: structuredClone(template.spec ?? { containers: [] }) } as Pod;
+  return { metadata, spec: deepCopy(template.spec ?? { containers: [] }) } as Pod;
 }
 
 function hasNamespaceTerminatingCause(err: unknown): boolean {

@@ -18,6 +18,7 @@ import { isAlreadyExists, isConflict, isNotFound } from '../client/errors.js';
 import type { Client } from '../client/interfaces.js';
 import type { Kube } from '../tools/cache/index.js';
 import type { Logger } from '../util/log/logger.js';
+import { deepCopy } from '../util/json/deep-copy.js';
 
 /** The CSI driver the simulated nodes serve (the storage helper's provisioner name). */
 export const SIMULATED_CSI_DRIVER = 'local-path.kcm.io';
@@ -80,7 +81,7 @@ export async function ensureCSINode(client: Client, node: { name: string; uid?: 
   const have = current.spec?.drivers ?? [];
   const missing = drivers.filter((d) => !have.some((h) => h.name === d && h.nodeID === node.name));
   if (missing.length === 0) return;
-  const next = structuredClone(current);
+  const next = deepCopy(current);
   next.spec = { drivers: [...have.filter((h) => !missing.includes(h.name)), ...missing.map(entry)] };
   await res.update(next);
 }
@@ -104,7 +105,7 @@ export async function syncVolumeAttachment(opts: ExternalAttacherOptions, va: Vo
   try {
     if (va.metadata?.deletionTimestamp) {
       if (!finalizers.includes(fin)) return undefined;
-      const next = structuredClone(va) as Kube<VolumeAttachment>;
+      const next = deepCopy(va) as Kube<VolumeAttachment>;
       next.metadata!.finalizers = finalizers.filter((f) => f !== fin);
       await res.update(next);
       opts.logger.v(2).info({ volumeAttachment: name, driver }, 'detached volume');
@@ -112,7 +113,7 @@ export async function syncVolumeAttachment(opts: ExternalAttacherOptions, va: Vo
     }
     if (va.status?.attached) return undefined;
     if (!finalizers.includes(fin)) {
-      const next = structuredClone(va) as Kube<VolumeAttachment>;
+      const next = deepCopy(va) as Kube<VolumeAttachment>;
       next.metadata!.finalizers = [...finalizers, fin];
       await res.update(next);
     }

@@ -36,6 +36,7 @@ import {
   type NodeIdentity,
   type NodeTemplate,
 } from './node-object.js';
+import { deepCopy } from '../util/json/deep-copy.js';
 
 export const LEASE_RENEW_INTERVAL_MS = 10_000;
 export const NODE_STATUS_UPDATE_INTERVAL_MS = 10_000;
@@ -188,7 +189,7 @@ export class NodeAgent {
     const leases = this.api.leases(NODE_LEASE_NAMESPACE);
     const now = this.opts.clock.now();
     if (this.lease) {
-      const next = structuredClone(this.lease);
+      const next = deepCopy(this.lease);
       next.spec = { ...(next.spec ?? {}), holderIdentity: this.name, renewTime: rfc3339Micro(now) };
       try {
         this.lease = await leases.update(next as Lease & KubeObject);
@@ -201,7 +202,7 @@ export class NodeAgent {
     }
     try {
       const got = await leases.get(this.name);
-      const next = structuredClone(got);
+      const next = deepCopy(got);
       next.spec = { ...(next.spec ?? {}), holderIdentity: this.name, leaseDurationSeconds: next.spec?.leaseDurationSeconds ?? 40, renewTime: rfc3339Micro(now) };
       this.lease = await leases.update(next);
     } catch (err) {

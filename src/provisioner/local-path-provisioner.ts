@@ -48,6 +48,7 @@ import {
 } from './constants.js';
 import { newResizer, type Resizer } from './resizer.js';
 import type { VolumeDirs } from './volume-dirs.js';
+import { deepCopy } from '../util/json/deep-copy.js';
 
 type PvObj = Kube<PersistentVolume>;
 type PvcObj = Kube<PersistentVolumeClaim>;
@@ -388,7 +389,7 @@ class Provisioner implements LocalPathProvisioner {
     }
     const finalizers = pv.metadata?.finalizers ?? [];
     if (!finalizers.includes(PROVISIONER_FINALIZER)) return;
-    const next = structuredClone(pv);
+    const next = deepCopy(pv);
     next.metadata = { ...next.metadata, finalizers: finalizers.filter((f) => f !== PROVISIONER_FINALIZER) };
     try {
       await pvs.update(next);

@@ -30,6 +30,7 @@ import type { EventRecorder } from '../tools/record/interfaces.js';
 import type { Clock } from '../util/clock/clock.js';
 import type { Logger } from '../util/log/logger.js';
 import { ANN_DYNAMICALLY_PROVISIONED, ANN_STORAGE_RESIZER, LABEL_HOSTNAME } from './constants.js';
+import { deepCopy } from '../util/json/deep-copy.js';
 
 type PvObj = Kube<PersistentVolume>;
 type PvcObj = Kube<PersistentVolumeClaim>;
@@ -142,9 +143,9 @@ class ResizeController implements Resizer {
   private async resizeController(claim: PvcObj, pv: PvObj, request: string): Promise<PvcObj> {
     const pvName = pv.metadata?.name ?? '';
     const inProgress: PvcObj = {
-      ...structuredClone(claim),
+      ...deepCopy(claim),
       status: {
-        ...structuredClone(claim.status),
+        ...deepCopy(claim.status),
         conditions: mergeResizeConditions(claim.status?.conditions ?? [], [{ type: 'Resizing', status: 'True', lastTransitionTime: this.now() }]),
         allocatedResources: { ...claim.status?.allocatedResources, storage: request },
         allocatedResourceStatuses: { ...claim.status?.allocatedResourceStatuses, storage: 'ControllerResizeInProgress' },
@@ -154,7 +155,7 @@ class ResizeController implements Resizer {
     this.o.recorder.event(saved, 'Normal', 'Resizing', `External resizer is resizing volume ${pvName}`);
     // ControllerExpandVolume of a directory: nothing to grow; the volume records the new size.
     if (compare(storage(pv.spec?.capacity), request) < 0) {
-      const next = structuredClone(pv);
+      const next = deepCopy(pv);
       next.spec = { ...next.spec, capacity: { ...next.spec?.capacity, storage: request } };
       try {
         await this.o.client.resource<PvObj>(GVR.persistentVolumes).update(next);
@@ -174,9 +175,9 @@ class ResizeController implements Resizer {
   /** markPVCAsFSResizeRequired. */
   private async markNodeExpansion(claim: PvcObj, _pv: PvObj, size: string): Promise<PvcObj> {
     const next: PvcObj = {
-      ...structuredClone(claim),
+      ...deepCopy(claim),
       status: {
-        ...structuredClone(claim.status),
+        ...deepCopy(claim.status),
         conditions: mergeResizeConditions(claim.status?.conditions ?? [], [
           {
             type: 'FileSystemResizePending',
@@ -199,7 +200,7 @@ class ResizeController implements Resizer {
     const statuses: Record<string, string> = { ...claim.status?.allocatedResourceStatuses };
     delete statuses['storage'];
     const status: NonNullable<PersistentVolumeClaim['status']> = {
-      ...structuredClone(claim.status),
+      ...deepCopy(claim.status),
       capacity: { ...claim.status?.capacity, storage: size },
       conditions: mergeResizeConditions(claim.status?.conditions ?? [], []),
       allocatedResources: { ...claim.status?.allocatedResources, storage: size },
@@ -207,7 +208,7 @@ class ResizeController implements Resizer {
     if (Object.keys(statuses).length > 0) status.allocatedResourceStatuses = statuses;
     else delete status.allocatedResourceStatuses;
     if (status.conditions!.length === 0) delete status.conditions;
-    return this.pvcs(claim).updateStatus({ ...structuredClone(claim), status });
+    return this.pvcs(claim).updateStatus({ ...deepCopy(claim), status });
   }
 
   /** Step 4, the kubelet's NodeExpandVolume of a directory: nothing to grow. */

@@ -30,6 +30,7 @@ import { newLogger, type Logger } from '../util/log/logger.js';
 import { UncachedKindError } from './errors.js';
 import { gvrOf, kindString, type ResourceKind, type RuntimeObject } from './kinds.js';
 import type { ObjectEvent } from './predicates.js';
+import { deepCopy } from '../util/json/deep-copy.js';
 
 export const DEFAULT_SYNC_PERIOD_MS = 10 * 60 * 60 * 1000;
 /** How long an informer's watch may stay down before readiness fails. */
@@ -254,7 +255,7 @@ class Cache implements RuntimeCache {
     if (kind.namespaced && ns === '') throw new TypeError(`get ${kindString(kind)} ${name}: a namespace is required`);
     const inf = this.informerFor(entry, ns);
     const obj = inf.getIndexer().getByKey(ns ? `${ns}/${name}` : name);
-    return obj === undefined ? undefined : (structuredClone(obj) as unknown as T);
+    return obj === undefined ? undefined : (deepCopy(obj) as unknown as T);
   }
 
   async list<T extends RuntimeObject>(kind: ResourceKind<T>, opts: CacheListOptions = {}): Promise<T[]> {
@@ -285,7 +286,7 @@ class Cache implements RuntimeCache {
       for (const obj of items) {
         if (ns !== '' && obj.metadata?.namespace !== ns) continue;
         if (selector && !selector.matches(obj.metadata?.labels ?? {})) continue;
-        out.push(structuredClone(obj) as unknown as T);
+        out.push(deepCopy(obj) as unknown as T);
       }
     }
     return out;

@@ -9,6 +9,7 @@ import type { RuntimeClient } from './client.js';
 import type { RuntimeObject } from './kinds.js';
 import { addFinalizer, hasFinalizer, isBeingDeleted, removeFinalizer } from './ownership.js';
 import { createMergePatch, mergeFrom } from './patch.js';
+import { deepCopy } from '../util/json/deep-copy.js';
 
 /** What createOrUpdate / createOrPatch did: they complete "the object has been ...". */
 export type OperationResult = 'created' | 'updated' | 'updatedStatus' | 'updatedStatusOnly' | 'unchanged';
@@ -53,7 +54,7 @@ export async function createOrUpdate<T extends RuntimeObject>(client: RuntimeCli
     const created = await client.create(await mutated(obj, mutate));
     return { result: 'created', object: created };
   }
-  const before = structuredClone(existing);
+  const before = deepCopy(existing);
   await mutated(existing, mutate);
   if (deepEqual(before, existing)) return { result: 'unchanged', object: existing };
   return { result: 'updated', object: await client.update(existing) };
@@ -70,7 +71,7 @@ export async function createOrPatch<T extends RuntimeObject>(client: RuntimeClie
     const created = await client.create(await mutated(obj, mutate));
     return { result: 'created', object: created };
   }
-  const before = structuredClone(existing) as T & { status?: unknown };
+  const before = deepCopy(existing) as T & { status?: unknown };
   await mutated(existing, mutate);
   const after = existing as T & { status?: unknown };
   const { status: beforeStatus, ...beforeRest } = before;
@@ -116,7 +117,7 @@ export async function ensureFinalizer<T extends RuntimeObject>(
 ): Promise<FinalizerState> {
   if (!isBeingDeleted(obj)) {
     if (!hasFinalizer(obj, finalizer)) {
-      const copy = structuredClone(obj);
+      const copy = deepCopy(obj);
       addFinalizer(copy, finalizer);
       const updated = await client.update(copy);
       if (obj.metadata && updated.metadata) obj.metadata = updated.metadata;
@@ -125,7 +126,7 @@ export async function ensureFinalizer<T extends RuntimeObject>(
   }
   if (!hasFinalizer(obj, finalizer)) return 'deleting';
   await cleanup(obj);
-  const copy = structuredClone(obj);
+  const copy = deepCopy(obj);
   removeFinalizer(copy, finalizer);
   try {
     await client.update(copy);

@@ -5,6 +5,7 @@
  */
 import { deepEqual } from '../api/equality.js';
 import type { RuntimeObject } from './kinds.js';
+import { deepCopy } from '../util/json/deep-copy.js';
 
 /** A patch body sent as is. */
 export interface RawPatch {
@@ -23,7 +24,7 @@ export interface MergeFromPatch {
 export type Patch = RawPatch | MergeFromPatch;
 
 export function mergeFrom(original: RuntimeObject, opts: { optimisticLock?: boolean } = {}): MergeFromPatch {
-  return { type: 'mergeFrom', original: structuredClone(original), optimisticLock: opts.optimisticLock ?? false };
+  return { type: 'mergeFrom', original: deepCopy(original), optimisticLock: opts.optimisticLock ?? false };
 }
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };

@@ -27,6 +27,7 @@ import type { ObjectMeta } from 'kubernetes-types/meta/v1.js';
 import type { Static, TSchema } from 'typebox';
 import { defineKind, type ResourceKind } from './kinds.js';
 import { toStructuralSchema } from './schema.js';
+import { deepCopy } from '../util/json/deep-copy.js';
 
 /** An object of a custom resource: Kubernetes metadata, a spec, an optional status. */
 export interface CustomObject<Spec, Status> {
@@ -189,7 +190,7 @@ export function customResourceDefinition(...versions: ResourceDefinition<CustomO
       group: first.group,
       names,
       scope: first.namespaced ? 'Namespaced' : 'Cluster',
-      versions: versions.map((v) => structuredClone(v.crdVersion)),
+      versions: versions.map((v) => deepCopy(v.crdVersion)),
     },
   };
 }

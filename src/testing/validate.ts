@@ -12,6 +12,7 @@ import type { CustomResourceDefinition, JSONSchemaProps } from 'kubernetes-types
 import { pruneAndDefault, unknownCustomResourceFields, validateCustomResource } from '../apiserver/crd/custom-resource.js';
 import type { Schema } from '../apiserver/crd/schema.js';
 import type { KubeObject } from '../api/types.js';
+import { deepCopy } from '../util/json/deep-copy.js';
 
 export interface ValidationResult<T> {
   /** The object as the API server would store it: pruned and defaulted. */
@@ -39,7 +40,7 @@ function schemaOf(source: SchemaSource, version?: string): Schema {
 
 export function validateResource<T>(source: SchemaSource, obj: T, opts: { version?: string } = {}): ValidationResult<T> {
   const schema = schemaOf(source, opts.version);
-  const object = structuredClone(obj) as unknown as KubeObject;
+  const object = deepCopy(obj) as unknown as KubeObject;
   const unknownFields = unknownCustomResourceFields(object, schema);
   pruneAndDefault(object, schema);
   const errors = validateCustomResource(object, schema).map((e) => e.message);

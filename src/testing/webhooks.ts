@@ -23,6 +23,7 @@ import type { ConversionHandler } from '../runtime/webhook/conversion.js';
 import { webhookConfigurations, type WebhookSpec } from '../runtime/webhook/configurations.js';
 import { newWebhookServer, type WebhookServer } from '../runtime/webhook/server.js';
 import { newLogger } from '../util/log/logger.js';
+import { deepCopy } from '../util/json/deep-copy.js';
 
 export interface TestWebhookOptions {
   /** Admission webhooks: each handler served at `path` and installed as its spec says. */
@@ -104,7 +105,7 @@ export async function startTestWebhooks(opts: TestWebhookOptions, signal: AbortS
         if (made.validating) objects.push(made.validating);
       }
       for (const c of opts.configurations ?? []) {
-        const copy = structuredClone(c);
+        const copy = deepCopy(c);
         for (const w of (copy.webhooks ?? []) as WebhookLike[]) w.clientConfig = pointed(w.clientConfig);
         objects.push(copy);
       }

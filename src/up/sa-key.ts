@@ -1,7 +1,11 @@
 /**
  * The service-account signing key of `kcm up`: `<data-dir>/pki/sa.key`
- * (PKCS#8 PEM, RSA 2048 as kubeadm makes it) and `sa.pub` (SPKI PEM),
- * created once and reused, so tokens stay valid across restarts.
+ * (PKCS#8 PEM) and `sa.pub` (SPKI PEM), created once and reused, so tokens
+ * stay valid across restarts. ECDSA P-256 (tokens signed ES256, which
+ * kube-apiserver supports as it does RS256) rather than kubeadm's RSA 2048:
+ * every pod's projected token is one signature, and a P-256 signature costs
+ * a small fraction of an RSA one (as does making the key at first start).
+ * A data directory made with an RSA key keeps it.
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { generateKeyPairSync } from 'node:crypto';
@@ -22,8 +26,8 @@ export function ensureServiceAccountKey(pkiDir: string): ServiceAccountKey {
   if (existsSync(keyPath) && existsSync(pubPath)) {
     return { keyPath, pubPath, privateKeyPem: readFileSync(keyPath, 'utf8'), publicKeyPem: readFileSync(pubPath, 'utf8'), created: false };
   }
-  const { privateKey, publicKey } = generateKeyPairSync('rsa', {
-    modulusLength: 2048,
+  const { privateKey, publicKey } = generateKeyPairSync('ec', {
+    namedCurve: 'prime256v1',
     publicKeyEncoding: { type: 'spki', format: 'pem' },
     privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
   });

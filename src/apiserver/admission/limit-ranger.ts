@@ -12,6 +12,7 @@ import { quantityToString, toQuantity, type Quantity } from '../../api/quantity.
 import { parseResourceList, podResourceTotals, type ResourceList } from '../../api/quota/index.js';
 import type { AdmissionAttributes, AdmissionPlugin, ObjectLister } from './admission.js';
 import { forbidden } from '../status.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export const limitRangerAnnotation = 'kubernetes.io/limit-ranger';
 
@@ -19,7 +20,7 @@ type RL = Record<string, string>;
 
 /** SetDefaults_LimitRangeItem: Container items default `default` from max, `defaultRequest` from default then min. Returns a copy. */
 export function defaultLimitRangeItem(item: LimitRangeItem): LimitRangeItem {
-  const out = structuredClone(item);
+  const out = deepCopy(item);
   if (out.type !== 'Container') return out;
   const def: RL = { ...((out.default as RL | undefined) ?? {}) };
   const defReq: RL = { ...((out.defaultRequest as RL | undefined) ?? {}) };

@@ -41,6 +41,7 @@ import {
 import { compare, newQuantity } from '../../api/quantity.js';
 import type { AdmissionAttributes, AdmissionPlugin, ObjectLister } from './admission.js';
 import { forbidden } from '../status.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export interface ResourceQuotaAdmissionOptions {
   clock?: Clock;
@@ -150,7 +151,7 @@ export function newResourceQuotaAdmission(lister: ObjectLister, opts: ResourceQu
     if (a.dryRun) return;
     const m = obj.metadata ?? {};
     const list = pending.get(a.namespace) ?? [];
-    list.push({ group: ev.group, resource: ev.resource, name: m.name ?? a.name, uid: m.uid ?? '', oldRv: a.oldObject?.metadata?.resourceVersion, obj: structuredClone(obj), at: now });
+    list.push({ group: ev.group, resource: ev.resource, name: m.name ?? a.name, uid: m.uid ?? '', oldRv: a.oldObject?.metadata?.resourceVersion, obj: deepCopy(obj), at: now });
     pending.set(a.namespace, list);
   }
 

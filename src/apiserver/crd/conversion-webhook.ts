@@ -25,6 +25,7 @@ import type { KubeObject } from '../../api/types.js';
 import { aggregateMessage, goQuote, validateAnnotations, validateLabels } from '../../api/validation.js';
 import { WebhookCallError, type WebhookClient, type WebhookClientConfig } from '../admission/webhook/webhook-client.js';
 import { isPlainObject } from './schema.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 type Obj = Record<string, unknown>;
 
@@ -223,7 +224,7 @@ export function restoreObjectMeta(original: KubeObject, converted: KubeObject): 
   if (!('metadata' in converted)) return 'missing metadata in converted object';
   const response = converted.metadata as unknown;
   if (!isPlainObject(response)) return `invalid metadata of type ${goType(response)} in converted object`;
-  const restored = (isPlainObject(original.metadata) ? structuredClone(original.metadata) : {}) as Obj;
+  const restored = (isPlainObject(original.metadata) ? deepCopy(original.metadata) : {}) as Obj;
   converted.metadata = restored;
   for (const fld of ['labels', 'annotations'] as const) {
     const value = (response as Obj)[fld];

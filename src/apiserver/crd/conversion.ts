@@ -29,6 +29,7 @@ import type { Schema } from './schema.js';
 import { prune } from './schema-pruning.js';
 import { applyDefaults } from './schema-defaulting.js';
 import { convertByWebhook, type ConversionWebhook } from './conversion-webhook.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export interface ConversionDeps {
   /** The server's webhook client (ServerContext.webhookClient). */
@@ -129,7 +130,7 @@ export function customResourceCodec(converter: CustomResourceConverter, schemas:
     async fromStorage(objs, opts = {}) {
       const moved: boolean[] = [];
       const decoded = objs.map((o) => {
-        const c = structuredClone(o);
+        const c = deepCopy(o);
         // Decoding from storage: pruned and defaulted with the schema of the version it was stored at.
         const from = versionOf(c) ?? '';
         moved.push(from !== served);
@@ -150,7 +151,7 @@ export function customResourceCodec(converter: CustomResourceConverter, schemas:
       return coerce([out!], storage)[0]!;
     },
     async convert(objs, version) {
-      return coerce(await converter.convert(objs.map((o) => structuredClone(o)), version), version);
+      return coerce(await converter.convert(objs.map((o) => deepCopy(o)), version), version);
     },
   };
 }

@@ -31,6 +31,7 @@ import type { WatchHandle } from '../storage/storage.js';
 import { cleanupFinalizer, newCrdStrategy } from './crd-strategy.js';
 import { printerColumns, servedResourcesOf } from './custom-resource.js';
 import { swaggerFragmentOf } from './openapi.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 type Crd = CustomResourceDefinition & KubeObject;
 
@@ -222,7 +223,7 @@ export async function startCrdController(server: ServerContext, opts: CrdControl
       if (old) await deleteInstances(old);
       return;
     }
-    const crd = structuredClone(stored.object) as Crd;
+    const crd = deepCopy(stored.object) as Crd;
     const now = rfc3339(clock.now());
     if (crd.metadata?.deletionTimestamp) {
       if (!(crd.metadata.finalizers ?? []).includes(cleanupFinalizer)) return;

@@ -33,6 +33,7 @@ import { evaluateJsonPath, getPath, parseJsonPath, setPath } from './json-path.j
 import { storageVersionOf } from './crd-strategy.js';
 import { customResourceCodec, newCustomResourceConverter, type ConversionDeps } from './conversion.js';
 import { withValidationRules } from '../cel/crd/strategy.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 type Obj = Record<string, unknown>;
 
@@ -57,7 +58,7 @@ export function pruneAndDefault(obj: KubeObject, schema: Schema | undefined): vo
  */
 export function unknownCustomResourceFields(obj: KubeObject, schema: Schema | undefined): string[] {
   if (!schema) return [];
-  return prune(structuredClone(obj), schema).sort();
+  return prune(deepCopy(obj), schema).sort();
 }
 
 /** Schema errors of a custom resource; metadata, apiVersion and kind are checked elsewhere. */
@@ -137,7 +138,7 @@ export function customResourceStrategy(crd: CustomResourceDefinition, v: CustomR
       const status = newObj.status;
       const managedFields = newObj.metadata?.managedFields;
       for (const k of Object.keys(newObj)) delete newObj[k];
-      Object.assign(newObj, structuredClone(oldObj));
+      Object.assign(newObj, deepCopy(oldObj));
       if (status !== undefined) newObj.status = status;
       else delete newObj.status;
       if (managedFields !== undefined) meta(newObj).managedFields = managedFields;

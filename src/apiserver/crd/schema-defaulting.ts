@@ -7,6 +7,7 @@
  * when objects are read.
  */
 import { isPlainObject, type Schema } from './schema.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 /** Applies the defaults of `schema` to `value` in place. */
 export function applyDefaults(value: unknown, schema: Schema | undefined): void {
@@ -18,7 +19,7 @@ function walk(value: unknown, s: Schema): void {
   if (Array.isArray(value)) {
     if (!s.items) return;
     for (let i = 0; i < value.length; i++) {
-      if (value[i] === null && !s.items.nullable && s.items.default !== undefined) value[i] = structuredClone(s.items.default);
+      if (value[i] === null && !s.items.nullable && s.items.default !== undefined) value[i] = deepCopy(s.items.default);
       walk(value[i], s.items);
     }
     return;
@@ -26,10 +27,10 @@ function walk(value: unknown, s: Schema): void {
   if (!isPlainObject(value)) return;
   for (const [k, prop] of Object.entries(s.properties ?? {})) {
     if (value[k] === null && !prop.nullable) {
-      if (prop.default !== undefined) value[k] = structuredClone(prop.default);
+      if (prop.default !== undefined) value[k] = deepCopy(prop.default);
       else delete value[k];
     } else if (value[k] === undefined && prop.default !== undefined) {
-      value[k] = structuredClone(prop.default);
+      value[k] = deepCopy(prop.default);
     }
   }
   const additional = isPlainObject(s.additionalProperties) ? s.additionalProperties : undefined;

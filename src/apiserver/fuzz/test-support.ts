@@ -8,6 +8,7 @@ import { stringify as toYaml } from 'yaml';
 import { encodeKubernetesProtobuf } from '../protobuf/envelope.js';
 import { maxNestingDepth } from '../nesting-depth.js';
 import { seededRandom } from '../../util/random/random.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 /** Picks test cases from a seeded mulberry32 stream (util/random). */
 export class Rng {
@@ -229,8 +230,8 @@ export function* sweep(obj: Record<string, unknown>): Generator<{ path: string; 
     for (const key of Object.keys(at(obj))) {
       const field = [...path, key].join('.');
       for (const v of [null, sweepValues[n++ % sweepValues.length]]) {
-        const copy = structuredClone(obj);
-        at(copy)[key] = structuredClone(v);
+        const copy = deepCopy(obj);
+        at(copy)[key] = deepCopy(v);
         yield { path: `${field}=${JSON.stringify(v)}`, obj: copy };
       }
     }
@@ -253,7 +254,7 @@ export function oddValueLike(r: Rng, v: unknown): unknown {
  * unknown field.
  */
 export function mutate(r: Rng, obj: Record<string, unknown>, times = 1 + r.int(3)): Record<string, unknown> {
-  const out = structuredClone(obj);
+  const out = deepCopy(obj);
   for (let n = 0; n < times; n++) {
     const all = containers(out);
     const { c } = r.pick(all);
@@ -262,7 +263,7 @@ export function mutate(r: Rng, obj: Record<string, unknown>, times = 1 + r.int(3
       if (c.length && r.chance(0.7)) {
         const i = r.int(c.length);
         c[i] = typed ? oddValueLike(r, c[i]) : badValue(r);
-      } else c.push(typed && c.length ? structuredClone(c[0]) : badValue(r));
+      } else c.push(typed && c.length ? deepCopy(c[0]) : badValue(r));
       continue;
     }
     const keys = Object.keys(c);

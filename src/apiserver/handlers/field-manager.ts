@@ -14,6 +14,7 @@ import { defaultFieldManager, recordUpdate } from '../patch/index.js';
 import { openApiOf } from '../router.js';
 import { badRequest } from '../status.js';
 import { addWarnings, fieldValidationOf, validateFields, type FieldValidation } from './field-validation.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 /** The manager name for a non-apply write; 400 when `fieldManager` is longer than 128 characters. */
 export function fieldManagerOf(s: RequestScope): string {
@@ -59,7 +60,7 @@ export function checkFields(
  * depend on what the store sets later, e.g. a Job's selector on its uid).
  */
 export function trackWrite(s: RequestScope, old: KubeObject | undefined, updated: KubeObject, subresource?: string): void {
-  const copy = structuredClone(updated);
+  const copy = deepCopy(updated);
   s.r.strategy.defaults(copy);
   const gvk = { group: s.r.group, version: s.r.version, kind: s.r.kind };
   recordUpdate(old, copy, fieldManagerOf(s), rfc3339(s.server.clock.now()), { gvk, isCustomResource: !!s.r.customResource, subresource: subresource || undefined });

@@ -22,6 +22,7 @@ import { fieldValidationOf, invalidPatchError, patchErrorValue, strictPatchError
 import { objectExceedsDepth } from '../nesting-depth.js';
 import { admissionInfo, writeOptionsOf } from './admission-info.js';
 import { decodeNullsAsGo, decodeNullsOf, objectMetaStruct } from '../go-json.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export type PatchKind = 'json' | 'merge' | 'strategic' | 'apply';
 
@@ -146,7 +147,7 @@ export async function handlePatch(s: RequestScope, subresource = ''): Promise<vo
       s.namespace,
       s.name,
       async (cur) => {
-        const next = await applyPatchTo(s.r, structuredClone(cur), kind, body, patchOpts());
+        const next = await applyPatchTo(s.r, deepCopy(cur), kind, body, patchOpts());
         if (kind !== 'apply') {
           // Validate once: retries of the same patch report the same problems.
           checkFields(s, next, undefined, validated ? 'Ignore' : mode, (problems) => strictPatchError(patchErrorValue(kind, body, next), problems));

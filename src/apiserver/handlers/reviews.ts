@@ -18,6 +18,7 @@ import type { RequestScope } from '../context.js';
 import type { UserInfo } from '../request-info.js';
 import type { AuthorizationAttributes } from '../authz/rbac.js';
 import { newAlwaysAllowAuthorizer } from '../authz/always-allow.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 const alwaysAllow = newAlwaysAllowAuthorizer();
 import { writeObject } from '../output.js';
@@ -42,7 +43,7 @@ export function isReviewResource(r: { group: string; resource: string }): boolea
 
 /** The authentication.k8s.io UserInfo of a request's user. */
 export function toApiUserInfo(u: UserInfo): ApiUserInfo {
-  return { username: u.username, ...(u.uid ? { uid: u.uid } : {}), groups: [...u.groups], ...(u.extra && Object.keys(u.extra).length ? { extra: structuredClone(u.extra) } : {}) };
+  return { username: u.username, ...(u.uid ? { uid: u.uid } : {}), groups: [...u.groups], ...(u.extra && Object.keys(u.extra).length ? { extra: deepCopy(u.extra) } : {}) };
 }
 
 /**

@@ -12,6 +12,7 @@ import type { RequestScope } from '../context.js';
 import { storagePrefix } from '../store.js';
 import { subjectMatches, superuserGroup } from '../authz/rbac.js';
 import { badRequest } from '../status.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 /** authorization/v1 ResourceRule (kubernetes-types' copy lacks verbs and resources). */
 interface ResourceRule {
@@ -37,7 +38,7 @@ const everything: SubjectRulesReviewStatus = {
 export async function selfSubjectRulesReview(s: RequestScope, body: KubeObject): Promise<SubjectRulesReviewStatus> {
   const ns = (body.spec as { namespace?: string } | undefined)?.namespace ?? '';
   if (!ns) throw badRequest('no namespace on request');
-  if (!s.server.auth.authorizer || s.user.groups.includes(superuserGroup)) return structuredClone(everything);
+  if (!s.server.auth.authorizer || s.user.groups.includes(superuserGroup)) return deepCopy(everything);
   const g = 'rbac.authorization.k8s.io';
   const storage = s.server.storage;
   const resources = s.server.resources;

@@ -29,6 +29,7 @@ import { storagePrefix, present } from '../store.js';
 import { badRequest, conflict, conflictModified, forbidden, methodNotAllowed, notFound, notSupported, StatusError, successStatus, tooManyRequests } from '../status.js';
 import { newStatus } from '../../client/errors.js';
 import { logLocation, nodeProxyLocation, podProxyLocation, proxyPlain, proxyRestPath, serviceProxyLocation, streamLocation, type BackendTarget } from './node-proxy.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export async function handleSubresource(s: RequestScope): Promise<void> {
   if (s.r.group === '' && s.subresource.split('/')[0] === 'proxy' && ['pods', 'services', 'nodes'].includes(s.r.resource)) return proxy(s);
@@ -131,7 +132,7 @@ async function scale(s: RequestScope): Promise<void> {
       const out = await store.guaranteedUpdate(s.r, s.namespace, s.name, (cur) => {
         const rv = body.metadata?.resourceVersion;
         if (rv && rv !== cur.metadata?.resourceVersion) throw conflictModified(s.r, s.name);
-        const before = structuredClone(cur);
+        const before = deepCopy(cur);
         access.set(cur, replicas);
         trackWrite(s, before, cur, 'scale');
         return cur;
@@ -148,7 +149,7 @@ async function scale(s: RequestScope): Promise<void> {
         const patched = (await applyPatchTo(scaleRes, access.get(cur) as KubeObject, kind, body, { fieldManager: s.query.get('fieldManager') ?? '', force: s.query.get('force') === 'true' })) as Scale;
         const replicas = patched.spec?.replicas ?? 0;
         if (!Number.isInteger(replicas) || replicas < 0) throw badRequest(`spec.replicas: Invalid value: ${replicas}: must be greater than or equal to 0`);
-        const before = structuredClone(cur);
+        const before = deepCopy(cur);
         access.set(cur, replicas);
         trackWrite(s, before, cur, 'scale');
         return cur;
@@ -233,7 +234,7 @@ async function evict(s: RequestScope): Promise<void> {
       }
       if (!delOpts.dryRun) {
         const pre = pdb.metadata?.resourceVersion;
-        const next = structuredClone(pdb) as PodDisruptionBudget & KubeObject & { status: unknown };
+        const next = deepCopy(pdb) as PodDisruptionBudget & KubeObject & { status: unknown };
         next.status = { ...next.status!, disruptionsAllowed: (st?.disruptionsAllowed ?? 0) - 1, disruptedPods: { ...(st?.disruptedPods ?? {}), [s.name]: rfc3339(s.server.clock.now()) } };
         try {
           await store.rawUpdate(pdbR, s.namespace, pdbName, next, Number(pre));

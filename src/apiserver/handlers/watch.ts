@@ -34,6 +34,7 @@ import { parseResourceVersion } from './list.js';
 import { truthyParam } from '../request-info.js';
 import { setLongTimer } from '../long-timer.js';
 import { parseInt64 } from '../parse-int.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 /** A slow client whose unsent output passes this is disconnected (upstream drops slow watchers too). */
 const maxBufferedBytes = 16 * 1024 * 1024;
@@ -315,7 +316,7 @@ export function translate(e: StorageEvent, matches: (o: KubeObject) => boolean):
       if (now && before) return { type: 'MODIFIED', object: e.object };
       if (now) return { type: 'ADDED', object: e.object };
       if (before) {
-        const prev = structuredClone(e.prevObject);
+        const prev = deepCopy(e.prevObject);
         prev.metadata = { ...(prev.metadata ?? {}), resourceVersion: String(e.revision) };
         return { type: 'DELETED', object: prev };
       }

@@ -8,6 +8,7 @@
  */
 import { PatchError } from './patch-errors.js';
 import { copyWithSize, isObject, jsonEqual } from './json-value.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export interface JsonPatchOperation {
   op: 'add' | 'remove' | 'replace' | 'move' | 'copy' | 'test';
@@ -139,7 +140,7 @@ function replaceAt(doc: unknown, path: string, value: unknown): unknown {
 
 function requireValue(op: JsonPatchOperation, i: number): unknown {
   if (!Object.prototype.hasOwnProperty.call(op, 'value')) throw new PatchError(`${op.op} operation ${i} is missing "value"`, 422);
-  return structuredClone(op.value);
+  return deepCopy(op.value);
 }
 
 function requireString(v: unknown, what: string, op: string): string {
@@ -161,7 +162,7 @@ export const maxJsonPatchCopyBytes = 3 * 1024 * 1024;
  * operations run; the caller checks the result.
  */
 export function applyJsonPatch(doc: unknown, ops: readonly JsonPatchOperation[]): unknown {
-  let cur = structuredClone(doc);
+  let cur = deepCopy(doc);
   let copied = 0;
   ops.forEach((op, i) => {
     switch (op.op) {

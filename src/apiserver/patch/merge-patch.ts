@@ -5,15 +5,16 @@
  */
 import { PatchError } from './patch-errors.js';
 import { isObject, type JsonObject } from './json-value.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 /** Applies `patch` to a copy of `target`. Throws PatchError(400) for a patch that is not an object. */
 export function applyMergePatch(target: unknown, patch: unknown): unknown {
   if (!isObject(patch)) throw new PatchError('Invalid JSON Patch', 400);
-  return merge(structuredClone(target), patch);
+  return merge(deepCopy(target), patch);
 }
 
 function merge(target: unknown, patch: unknown): unknown {
-  if (!isObject(patch)) return pruneNulls(structuredClone(patch));
+  if (!isObject(patch)) return pruneNulls(deepCopy(patch));
   const out: JsonObject = isObject(target) ? target : {};
   for (const [k, v] of Object.entries(patch)) {
     if (v === null) delete out[k];

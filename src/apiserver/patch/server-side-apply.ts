@@ -17,6 +17,7 @@ import type { ManagedFieldsEntry } from 'kubernetes-types/meta/v1.js';
 import { SEP, displayPath, fieldSetOf, pathKey, fromFieldsV1, itemKeyToken, listKindOf, newValueLookup, pathTokens, removeAt, toFieldsV1, valueAt, type FieldSet } from './field-set.js';
 import { isObject, jsonEqual, type JsonObject } from './json-value.js';
 import { childSchema, fieldMeta, genericObjectSchema, itemSchema, schemaForKind, type SchemaNode } from './schema.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export interface ApplyOptions {
   fieldManager: string;
@@ -68,7 +69,7 @@ function isPrefixOrSelf(prefix: string, key: string): boolean {
 
 /** Merges `applied` into `live` (both plain JSON) following list semantics. */
 function mergeApplied(live: unknown, applied: unknown, schema: SchemaNode): unknown {
-  if (!isObject(applied)) return structuredClone(applied);
+  if (!isObject(applied)) return deepCopy(applied);
   const out: JsonObject = isObject(live) ? live : {};
   for (const [k, v] of Object.entries(applied)) {
     if (v === null || v === undefined) continue;
@@ -78,7 +79,7 @@ function mergeApplied(live: unknown, applied: unknown, schema: SchemaNode): unkn
       const cur = Array.isArray(out[k]) ? (out[k] as unknown[]) : [];
       if (lk.kind === 'set') {
         const merged = cur.slice();
-        for (const x of v) if (!merged.some((y) => jsonEqual(x, y))) merged.push(structuredClone(x));
+        for (const x of v) if (!merged.some((y) => jsonEqual(x, y))) merged.push(deepCopy(x));
         out[k] = merged;
       } else if (lk.kind === 'map') {
         const merged = cur.slice();
@@ -87,10 +88,10 @@ function mergeApplied(live: unknown, applied: unknown, schema: SchemaNode): unkn
           const tok = itemKeyToken(item, lk.keys);
           const i = merged.findIndex((x) => isObject(x) && itemKeyToken(x, lk.keys) === tok);
           if (i >= 0) merged[i] = mergeApplied(merged[i], item, itemSchema(schema, k));
-          else merged.push(structuredClone(item));
+          else merged.push(deepCopy(item));
         }
         out[k] = merged;
-      } else out[k] = structuredClone(v);
+      } else out[k] = deepCopy(v);
     } else out[k] = v;
   }
   return out;
@@ -145,8 +146,8 @@ export function serverSideApply(live: KubeObject | undefined, applied: KubeObjec
     for (const c of conflicts) c.owner.set.delete(c.path);
   }
 
-  const base = live ? structuredClone(live) : ({} as KubeObject);
-  const result = mergeApplied(base, structuredClone(applied), schema) as KubeObject;
+  const base = live ? deepCopy(live) : ({} as KubeObject);
+  const result = mergeApplied(base, deepCopy(applied), schema) as KubeObject;
 
   // Fields this manager applied before and no longer applies go, unless someone else owns them.
   const previous = owned.find(mine);

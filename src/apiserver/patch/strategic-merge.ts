@@ -16,6 +16,7 @@
 import { PatchError } from './patch-errors.js';
 import { describe, isObject, jsonEqual, type JsonObject } from './json-value.js';
 import { childSchema, fieldMeta, hasStrategy, itemSchema, type SchemaNode } from './schema.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 const directiveMarker = '$patch';
 const retainKeysDirective = '$retainKeys';
@@ -31,7 +32,7 @@ export const ErrNoListOfLists = 'lists of lists are not supported';
 /** Applies a strategic merge patch to a copy of `original` using `schema` for list semantics. */
 export function applyStrategicMergePatch(original: JsonObject, patch: unknown, schema: SchemaNode): JsonObject {
   if (!isObject(patch)) throw new PatchError('invalid JSON document', 400);
-  return mergeMap(structuredClone(original), structuredClone(patch), schema);
+  return mergeMap(deepCopy(original), deepCopy(patch), schema);
 }
 
 function badPatchType(t: unknown, m: unknown): PatchError {

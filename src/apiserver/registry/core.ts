@@ -24,6 +24,7 @@ import { specOf, validateReplicas, scaleAccess, setSelectorString, selectorMisma
 import { selectorFromSet } from '../../api/labels.js';
 import { compare as compareQuantity } from '../../api/quantity.js';
 import { serviceStrategy } from './services.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 type Obj = Record<string, unknown>;
 
@@ -114,7 +115,7 @@ function namespaceStrategy(): Strategy {
 export function prepareForNamespaceFinalize(newObj: KubeObject, oldObj: KubeObject): void {
   const finalizers = clone((newObj.spec as Obj | undefined)?.finalizers);
   for (const k of Object.keys(newObj)) delete newObj[k];
-  Object.assign(newObj, structuredClone(oldObj));
+  Object.assign(newObj, deepCopy(oldObj));
   setOrDelete(child(newObj, 'spec'), 'finalizers', finalizers);
 }
 
@@ -283,7 +284,7 @@ function pvcStrategy(): Strategy {
       return errs;
     },
     validateUpdate(n, o) {
-      const ns = structuredClone((n.spec ?? {}) as Obj);
+      const ns = deepCopy((n.spec ?? {}) as Obj);
       const os = (o.spec ?? {}) as Obj;
       // Binding fills volumeName once; the storage request of a bound claim and the attributes class may change.
       if (!os.volumeName && ns.volumeName) delete ns.volumeName;

@@ -6,6 +6,7 @@
 import type { KubeObject, ObjectMeta } from '../../api/types.js';
 import type { Strategy, ScaleAccess } from './strategy.js';
 import { type FieldError, type NameRule, validateObjectMeta, validateObjectMetaUpdate, deepEqual } from './meta-validation.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export interface StrategySpec {
   group: string;
@@ -131,7 +132,7 @@ export function setOrDelete(target: object, key: string, value: unknown): void {
 }
 
 export function clone<T>(v: T): T {
-  return v === undefined ? v : structuredClone(v);
+  return v === undefined ? v : deepCopy(v);
 }
 
 /** `obj[key]` as an object, created when missing. */

@@ -41,6 +41,7 @@
  */
 import { canonicalQuantity } from '../../api/quantity.js';
 import { stringifyAsGo } from '../go-json.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 type Obj = Record<string, unknown>;
 
@@ -488,7 +489,7 @@ function behaviorFromInternal(v: unknown): Obj | undefined {
 
 /** metadata, copied, with the round-trip annotations removed (DropRoundTripHorizontalPodAutoscalerAnnotations). */
 function metadataWithoutRoundTrip(obj: Obj): { metadata: Obj; annotations: Obj } {
-  const metadata: Obj = isObj(obj.metadata) ? structuredClone(obj.metadata) : {};
+  const metadata: Obj = isObj(obj.metadata) ? deepCopy(obj.metadata) : {};
   const annotations: Obj = isObj(metadata.annotations) ? metadata.annotations : {};
   for (const k of ROUND_TRIP) delete annotations[k];
   return { metadata, annotations };

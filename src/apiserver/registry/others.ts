@@ -10,6 +10,7 @@ import { type FieldError, invalid, required, forbidden, isQualifiedName } from '
 import { newStrategy, child, dflt, dfltZero, items, objAt } from './generic.js';
 import { defaultPVSpecTypes } from './core.js';
 import { nonNegative, oneOf, immutable, deepEqual, validateLabelSelector } from './meta-validation.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 type Obj = Record<string, unknown>;
 
@@ -384,8 +385,8 @@ function miscStrategies(): Strategy[] {
         approval(n, o, now) {
           populateConditionTimestamps(n, o, now);
           const conditions = (n.status as Obj | undefined)?.conditions;
-          n.spec = structuredClone(o.spec);
-          n.status = { ...structuredClone((o.status ?? {}) as Obj), conditions };
+          n.spec = deepCopy(o.spec);
+          n.status = { ...deepCopy((o.status ?? {}) as Obj), conditions };
           if (conditions === undefined) delete (n.status as Obj).conditions;
         },
       },

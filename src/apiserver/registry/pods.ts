@@ -11,6 +11,7 @@ import { newStrategy, child, dflt, meta, items, objAt } from './generic.js';
 import { defaultPodSpec, validatePodSpec, validatePodTemplate, defaultPodTemplate } from './pod-spec.js';
 import { deepEqual } from './meta-validation.js';
 import { addQuantities, compareQuantities, isQuantity } from './quantities.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 type Obj = Record<string, unknown>;
 
@@ -221,7 +222,7 @@ export function validatePodSpecUpdate(newPod: KubeObject, oldPod: KubeObject): F
     }
   }
   // Munge the allowed changes away, then any remaining difference is forbidden.
-  const munged = structuredClone(n) as Obj & PodSpec;
+  const munged = deepCopy(n) as Obj & PodSpec;
   const sameShape = (a?: Container[], b?: Container[]) => (a?.length ?? 0) === (b?.length ?? 0);
   if (sameShape(munged.containers, o.containers)) munged.containers?.forEach((c, i) => (c.image = o.containers![i].image));
   if (sameShape(munged.initContainers, o.initContainers)) munged.initContainers?.forEach((c, i) => (c.image = o.initContainers![i].image));
@@ -242,7 +243,7 @@ export function validatePodSpecUpdate(newPod: KubeObject, oldPod: KubeObject): F
 
 function setKey(o: object, k: string, v: unknown): void {
   if (v === undefined) delete (o as Obj)[k];
-  else (o as Obj)[k] = structuredClone(v);
+  else (o as Obj)[k] = deepCopy(v);
 }
 
 /** CheckGracefulDelete: requested or spec grace; 0 for unscheduled or finished pods; negatives become 1. */

@@ -16,6 +16,7 @@ import { appsStrategies } from './apps.js';
 import { batchStrategies } from './batch.js';
 import { otherStrategies } from './others.js';
 import { serverConfigStrategies } from './server-config.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export type { FieldError, Scale };
 
@@ -99,7 +100,7 @@ export function strategyFor(group: string, resource: string, opts?: { kind?: str
     // A custom resource's /status changes nothing but status.
     prepareForStatusUpdate(newObj, oldObj) {
       for (const k of Object.keys(withoutMetaAndStatus(newObj))) delete newObj[k];
-      Object.assign(newObj, structuredClone(withoutMetaAndStatus(oldObj)));
+      Object.assign(newObj, deepCopy(withoutMetaAndStatus(oldObj)));
     },
   });
 }

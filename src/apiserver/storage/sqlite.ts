@@ -122,6 +122,14 @@ class SqliteStorage implements Storage, LazyListSource {
   private readonly hub = newWatcherHub();
   private queue: WriteOp[] = [];
   private flushScheduled = false;
+  /**
+   * The value of each key as this backend last wrote it (decoded, frozen,
+   * the very object its watchers got): the previous object of the next
+   * update or delete, without reading and decoding the row again. Keys not
+   * written since start are read from the table. Costs no object memory: the
+   * watch cache keeps the same objects.
+   */
+  private latest = new Map<string, { revision: number; object: KubeObject }>();
   /** Revision and compaction of the stored index image (-1: none). */
   private imageAt = { revision: -1, compacted: -1 };
 
@@ -190,6 +198,7 @@ class SqliteStorage implements Storage, LazyListSource {
    * Values are not read.
    */
   private load(): void {
+    this.latest.clear();
     const meta = new Map(
       (this.db.prepare('SELECT name, value FROM meta').all() as { name: string; value: number }[]).map((r) => [r.name, r.value]),
     );
@@ -432,14 +441,16 @@ class SqliteStorage implements Storage, LazyListSource {
       this.index.put(a.op.key, a.entry);
       this.rev = a.entry.revision;
       const rev = a.entry.revision;
-      const prevObject = a.prev ? decoded.get(a.prev.revision) ?? this.objectAt(a.op.key, a.prev.revision) : undefined;
+      const prevObject = a.prev ? decoded.get(a.prev.revision) ?? this.lastWritten(a.op.key, a.prev.revision) ?? this.objectAt(a.op.key, a.prev.revision) : undefined;
       let event: StorageEvent;
       if (a.json !== null) {
         const object = decodeObject(a.json, rev);
         decoded.set(rev, object);
+        this.latest.set(a.op.key, { revision: rev, object });
         event = prevObject ? { type: 'MODIFIED', key: a.op.key, object, prevObject, revision: rev } : { type: 'ADDED', key: a.op.key, object, revision: rev };
       } else {
         const object = withRevision(prevObject!, rev);
+        this.latest.delete(a.op.key);
         event = { type: 'DELETED', key: a.op.key, object, prevObject: prevObject!, revision: rev };
       }
       this.hub.dispatch(event);
@@ -454,6 +465,11 @@ class SqliteStorage implements Storage, LazyListSource {
     if (pre?.revision !== undefined && pre.revision !== live.revision) {
       throw new StorageError('Conflict', key, `revision precondition failed: want ${pre.revision}, current ${live.revision}`, this.stored(key, live));
     }
+  }
+
+  private lastWritten(key: string, revision: number): KubeObject | undefined {
+    const l = this.latest.get(key);
+    return l?.revision === revision ? l.object : undefined;
   }
 
   private objectAt(key: string, revision: number): KubeObject {

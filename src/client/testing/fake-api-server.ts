@@ -13,6 +13,7 @@ import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { GroupVersionResource, KubeObject, Status } from '../../api/types.js';
 import { newStatus } from '../errors.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export interface FakeResource {
   gvr: GroupVersionResource;
@@ -177,7 +178,7 @@ export async function startFakeApiServer(opts: FakeApiServerOptions = {}): Promi
   const fail = (res: http.ServerResponse, s: Status) => send(res, s.code ?? 500, s);
 
   const create = (key: string, r: FakeResource, obj: KubeObject, ns: string | undefined): KubeObject | Status => {
-    const o = structuredClone(obj);
+    const o = deepCopy(obj);
     o.metadata ??= {};
     if (!o.metadata.name && o.metadata.generateName) o.metadata.name = `${o.metadata.generateName}${(++uid).toString(36).padStart(5, 'x')}`;
     if (!o.metadata.name) return newStatus(422, 'Invalid', `${r.kind} "" is invalid: metadata.name: Required value`);
@@ -202,7 +203,7 @@ export async function startFakeApiServer(opts: FakeApiServerOptions = {}): Promi
     if (want && want !== existing.metadata?.resourceVersion) {
       return newStatus(409, 'Conflict', `Operation cannot be fulfilled on ${r.gvr.resource} "${existing.metadata?.name}": the object has been modified; please apply your changes to the latest version and try again`);
     }
-    const o = structuredClone(next);
+    const o = deepCopy(next);
     o.metadata = { ...o.metadata, name: existing.metadata!.name, namespace: existing.metadata!.namespace, uid: existing.metadata!.uid, resourceVersion: String(++rv) };
     o.apiVersion = existing.apiVersion;
     o.kind = existing.kind;

@@ -19,6 +19,7 @@ import type { Client } from '../../client/interfaces.js';
 import type { Lister } from '../../tools/cache/interfaces.js';
 import { adoptPatch, newControllerRef, releasePatch } from '../controller-ref-manager.js';
 import { canonicalJson, deepHashObject, newFnv32a, safeEncodeString } from '../hash.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export type Revision = ControllerRevision & KubeObject;
 
@@ -170,7 +171,7 @@ class RealHistory implements History {
   async createControllerRevision(parent: KubeObject, revision: Revision, collisionCount: CollisionCount): Promise<Revision> {
     const namespace = parent.metadata?.namespace ?? '';
     for (;;) {
-      const clone = structuredClone(revision);
+      const clone = deepCopy(revision);
       const hash = hashControllerRevision(clone, collisionCount.value);
       clone.metadata = { ...clone.metadata, namespace, name: controllerRevisionName(parent.metadata?.name ?? '', hash) };
       clone.metadata.labels = { ...(clone.metadata.labels ?? {}), [REVISION_HASH_LABEL]: hash };
@@ -197,7 +198,7 @@ class RealHistory implements History {
   }
 
   async updateControllerRevision(revision: Revision, newRevision: number): Promise<Revision> {
-    let current = structuredClone(revision);
+    let current = deepCopy(revision);
     for (let attempt = 0; ; attempt++) {
       if (current.revision === newRevision) return current;
       current.revision = newRevision;
@@ -206,7 +207,7 @@ class RealHistory implements History {
       } catch (err) {
         if (!isConflict(err) || attempt >= 4) throw err;
         const fresh = await this.api(current.metadata?.namespace ?? '').get(current.metadata?.name ?? '');
-        current = structuredClone(fresh);
+        current = deepCopy(fresh);
       }
     }
   }
@@ -250,7 +251,7 @@ export function newHistory(client: Client, lister: Lister<Revision>): History {
  * object as the server returns it.
  */
 export function templatePatch(template: unknown): { spec: { template: Record<string, unknown> } } {
-  const t = structuredClone((template ?? {}) as Record<string, unknown>);
+  const t = deepCopy((template ?? {}) as Record<string, unknown>);
   t['$patch'] = 'replace';
   return sortKeysDeep({ spec: { template: t } });
 }
@@ -268,7 +269,7 @@ export function sortKeysDeep<T>(v: T): T {
 /** The template stored in a revision made by templatePatch (without `$patch`). */
 export function templateFromRevision<T>(revision: Pick<ControllerRevision, 'data'>): T {
   const data = (revision.data ?? {}) as { spec?: { template?: Record<string, unknown> } };
-  const t = structuredClone(data.spec?.template ?? {});
+  const t = deepCopy(data.spec?.template ?? {});
   delete t['$patch'];
   return t as T;
 }

@@ -60,6 +60,7 @@ import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch } from './pat
 import { parseFieldSelector, parseLabelSelector, type ObjectPredicate } from './selectors.js';
 import { kindForResource } from './kinds.js';
 import { FakeResource, type FakeBackend } from './fake-resource.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export type FakeVerb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection';
 
@@ -170,7 +171,7 @@ function mm(o: KubeObject): MutableMeta {
 }
 
 function copy<T>(v: T): T {
-  return structuredClone(v);
+  return deepCopy(v);
 }
 
 function qualifiedResource(gvr: GroupVersionResource): string {

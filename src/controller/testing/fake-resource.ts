@@ -18,6 +18,7 @@ import type {
 } from '../../client/interfaces.js';
 import type { FakeAction, FakeVerb } from './fake-client.js';
 import type { ObjectPredicate } from './selectors.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 /** What FakeResource needs from the fake client. */
 export interface FakeBackend {
@@ -39,7 +40,7 @@ function conflict(gvr: GroupVersionResource, name: string, why: string): StatusE
 }
 
 function copy<T>(v: T): T {
-  return structuredClone(v);
+  return deepCopy(v);
 }
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };

@@ -7,6 +7,7 @@
  * Not a full strategic merge: unknown lists are replaced, as in a merge patch.
  */
 import { StatusError, newStatus } from '../../client/errors.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 type Json = unknown;
 type JsonObject = Record<string, unknown>;
@@ -25,7 +26,7 @@ function unprocessable(message: string): StatusError {
 
 /** RFC 7396: objects merge recursively, null deletes, anything else replaces. */
 export function applyMergePatch(target: Json, patch: Json): Json {
-  if (!isObject(patch)) return structuredClone(patch);
+  if (!isObject(patch)) return deepCopy(patch);
   const out: JsonObject = isObject(target) ? { ...target } : {};
   for (const [k, v] of Object.entries(patch)) {
     if (v === null) delete out[k];
@@ -71,10 +72,10 @@ function arrayIndex(arr: Json[], token: string, allowEnd: boolean): number {
 }
 
 function addAt(doc: Json, tokens: string[], value: Json): Json {
-  if (tokens.length === 0) return structuredClone(value);
+  if (tokens.length === 0) return deepCopy(value);
   const { parent, last } = parentOf(doc, tokens, 'add');
-  if (Array.isArray(parent)) parent.splice(arrayIndex(parent, last, true), 0, structuredClone(value));
-  else parent[last] = structuredClone(value);
+  if (Array.isArray(parent)) parent.splice(arrayIndex(parent, last, true), 0, deepCopy(value));
+  else parent[last] = deepCopy(value);
   return doc;
 }
 
@@ -110,7 +111,7 @@ interface JsonPatchOp {
 /** RFC 6902: add, remove, replace, move, copy, test. A failing test fails the whole patch. */
 export function applyJsonPatch(target: Json, ops: Json): Json {
   if (!Array.isArray(ops)) throw badRequest('json patch must be an array of operations');
-  let doc: Json = structuredClone(target);
+  let doc: Json = deepCopy(target);
   for (const raw of ops as JsonPatchOp[]) {
     if (!isObject(raw) || typeof raw.op !== 'string' || typeof raw.path !== 'string') throw badRequest('invalid json patch operation');
     const tokens = parsePointer(raw.path);
@@ -122,7 +123,7 @@ export function applyJsonPatch(target: Json, ops: Json): Json {
         doc = removeAt(doc, tokens);
         break;
       case 'replace':
-        if (tokens.length === 0) doc = structuredClone(raw.value);
+        if (tokens.length === 0) doc = deepCopy(raw.value);
         else {
           if (getAt(doc, tokens) === undefined) throw unprocessable(`replace operation does not apply: doc is missing key: ${raw.path}`);
           doc = removeAt(doc, tokens);

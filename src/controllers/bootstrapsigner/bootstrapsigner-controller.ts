@@ -29,6 +29,7 @@ import {
   computeDetachedSignature,
   tokenForSigning,
 } from './bootstrap-token.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export const BOOTSTRAP_SIGNER_CONTROLLER_NAME = 'bootstrap-signer-controller';
 
@@ -120,7 +121,7 @@ class Signer implements BootstrapSignerController {
     // Signatures of tokens no longer valid are dropped.
     if (oldSigs.size > 0) needUpdate = true;
     if (!needUpdate) return;
-    const next: CmObj = { ...structuredClone(orig), data };
+    const next: CmObj = { ...deepCopy(orig), data };
     try {
       await this.ctx.client.resource<CmObj>(GVR.configMaps).namespace(CLUSTER_INFO_NAMESPACE).update(next);
       this.log.v(2).info({ configMap: `${CLUSTER_INFO_NAMESPACE}/${CLUSTER_INFO_NAME}` }, 'updated cluster-info signatures');

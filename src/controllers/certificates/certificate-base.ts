@@ -16,6 +16,7 @@ import type { Logger } from '../../util/log/logger.js';
 import { newBucketRateLimiter, newItemExponentialFailureRateLimiter, newMaxOfRateLimiter } from '../../util/workqueue/rate-limiters.js';
 import type { ControllerContext } from '../types.js';
 import { IgnorableError, type CSR } from './csr-util.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export interface CertificateController extends Controller {
   /** Runs the handler for CSR `name` (the queue's sync). */
@@ -89,7 +90,7 @@ class CertificateBase implements CertificateController {
         return;
       }
       if (csr.status?.certificate) return; // already has a certificate: nothing to do
-      await this.opts.handle(structuredClone(csr));
+      await this.opts.handle(deepCopy(csr));
     } catch (err) {
       if (err instanceof IgnorableError) this.log.v(4).info({ csr: name, err: err.message }, 'Sync failed (ignorable)');
       else this.log.error(err, { csr: name }, 'Sync failed');

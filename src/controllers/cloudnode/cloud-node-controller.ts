@@ -24,6 +24,7 @@ import type { EventRecorder } from '../../tools/record/interfaces.js';
 import type { Logger } from '../../util/log/logger.js';
 import { until } from '../../util/wait/backoff.js';
 import type { ControllerContext, ControllerDescriptor } from '../types.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export const CLOUD_NODE_CONTROLLER_NAME = 'cloud-node-controller';
 export const UNINITIALIZED_TAINT_KEY = 'node.cloudprovider.kubernetes.io/uninitialized';
@@ -112,7 +113,7 @@ class CloudNode implements CloudNodeController {
     // Labels, providerID and the taint in one update; a conflict re-reads the node.
     for (let attempt = 0; ; attempt++) {
       const cur = attempt === 0 ? node : await this.ctx.client.resource(GVR.nodes).get(name);
-      const next = structuredClone(cur) as Node & { metadata: { name: string } };
+      const next = deepCopy(cur) as Node & { metadata: { name: string } };
       const labels = (next.metadata.labels ??= {});
       if (!next.spec?.providerID && md.providerID) (next.spec ??= {}).providerID = md.providerID;
       if (md.instanceType) {

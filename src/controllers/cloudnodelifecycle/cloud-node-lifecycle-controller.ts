@@ -21,6 +21,7 @@ import type { EventRecorder } from '../../tools/record/interfaces.js';
 import type { Logger } from '../../util/log/logger.js';
 import { until } from '../../util/wait/backoff.js';
 import type { ControllerContext, ControllerDescriptor } from '../types.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export const CLOUD_NODE_LIFECYCLE_CONTROLLER_NAME = 'cloud-node-lifecycle-controller';
 export const SHUTDOWN_TAINT_KEY = 'node.cloudprovider.kubernetes.io/shutdown';
@@ -119,7 +120,7 @@ class CloudNodeLifecycle implements CloudNodeLifecycleController {
         const cur = await this.ctx.client.resource(GVR.nodes).get(name) as Kube<Node>;
         const taints = (cur.spec?.taints ?? []).filter((t) => t.key !== SHUTDOWN_TAINT_KEY);
         if (present) taints.push({ ...SHUTDOWN_TAINT });
-        const next = structuredClone(cur);
+        const next = deepCopy(cur);
         next.spec ??= {};
         if (taints.length > 0) next.spec.taints = taints;
         else delete next.spec.taints;

@@ -19,6 +19,7 @@ import type { Lister } from '../../tools/cache/interfaces.js';
 import { newLister } from '../../tools/cache/listers.js';
 import type { Logger } from '../../util/log/logger.js';
 import type { ControllerContext, ControllerDescriptor } from '../types.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export const CLUSTERROLE_AGGREGATION_CONTROLLER_NAME = 'clusterrole-aggregation-controller';
 
@@ -95,7 +96,7 @@ class Aggregator implements ClusterRoleAggregationController {
     const rules = aggregateRules(role, this.roles.list());
     const current = role.rules ?? [];
     if (current.length === rules.length && current.every((r, i) => ruleKey(r) === ruleKey(rules[i]!))) return;
-    const next = structuredClone(role);
+    const next = deepCopy(role);
     next.rules = rules;
     await this.ctx.client.resource<Role>(GVR.clusterRoles).update(next);
     this.log.v(2).info({ clusterRole: name, rules: rules.length }, 'aggregated cluster role rules');

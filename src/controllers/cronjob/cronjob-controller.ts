@@ -29,6 +29,7 @@ import { parseTime, rfc3339 } from '../../util/clock/clock.js';
 import type { Logger } from '../../util/log/logger.js';
 import type { ControllerContext, ControllerDescriptor } from '../types.js';
 import { parseSchedule, validateTimeZone, formatInZone, type Schedule } from './cron.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export const CRONJOB_CONTROLLER_NAME = 'cronjob-controller';
 export const CRONJOB_SCHEDULED_TIMESTAMP_ANNOTATION = 'batch.kubernetes.io/cronjob-scheduled-timestamp';
@@ -218,7 +219,7 @@ class CronJobControllerImpl implements CronJobController {
         const ref = getControllerOf(j);
         return ref?.kind === 'CronJob' && ref.name === name;
       });
-    const cj = structuredClone(shared);
+    const cj = deepCopy(shared);
     cj.status ??= {};
     const cleaned = await this.cleanupFinishedJobs(cj, jobs);
     let result: { requeueAfter?: number; updateStatus: boolean } = { updateStatus: false };
@@ -407,7 +408,7 @@ class CronJobControllerImpl implements CronJobController {
         annotations: { ...(t.metadata?.annotations ?? {}), [CRONJOB_SCHEDULED_TIMESTAMP_ANNOTATION]: formatInZone(scheduled, tz) },
         ownerReferences: [newControllerRef(cj, CRONJOB_KIND)],
       },
-      spec: structuredClone(t.spec ?? { template: { spec: { containers: [] } } }),
+      spec: deepCopy(t.spec ?? { template: { spec: { containers: [] } } }),
     } as JobObject;
   }
 

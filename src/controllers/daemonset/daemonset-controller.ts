@@ -48,6 +48,7 @@ import {
   templateGeneration,
 } from './eligibility.js';
 import { newKeyedBackoff, type KeyedBackoff } from './failed-pod-backoff.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export const DAEMONSET_CONTROLLER_NAME = 'daemonset-controller';
 export const DAEMON_SET_KIND = { group: 'apps', version: 'v1', kind: 'DaemonSet' };
@@ -260,7 +261,7 @@ class DaemonSets implements DaemonSetsController {
         this.expectations.deleteExpectations(key);
         return;
       }
-      const ds = structuredClone(found);
+      const ds = deepCopy(found);
       const sel = ds.spec?.selector;
       if (labelSelectorIsEmpty(sel)) {
         this.recorder.event(ds, 'Warning', SELECTING_ALL_REASON, 'This daemon set is selecting all pods. A non-empty selector is required.');
@@ -302,7 +303,7 @@ class DaemonSets implements DaemonSetsController {
     const old: Revision[] = [];
     for (let h of histories) {
       if (!h.metadata?.labels?.[CONTROLLER_REVISION_HASH_LABEL]) {
-        const u = structuredClone(h);
+        const u = deepCopy(h);
         u.metadata = { ...u.metadata, labels: { ...(u.metadata?.labels ?? {}), [CONTROLLER_REVISION_HASH_LABEL]: u.metadata?.name ?? '' } };
         h = await api.update(u);
       }
@@ -318,7 +319,7 @@ class DaemonSets implements DaemonSetsController {
       cur = await this.dedupCurHistories(ds, current);
       if ((cur.revision ?? 0) < currRevision) {
         // Rolling back to an earlier template: the revision moves to the top.
-        cur = await api.update({ ...structuredClone(cur), revision: currRevision });
+        cur = await api.update({ ...deepCopy(cur), revision: currRevision });
       }
     }
     return { cur, old };
@@ -553,7 +554,7 @@ class DaemonSets implements DaemonSetsController {
       pos += size;
       const results = await Promise.allSettled(
         nodes.map((nodeName) => {
-          const t = structuredClone(template);
+          const t = deepCopy(template);
           t.spec!.affinity = replaceNodeNameAffinity(t.spec?.affinity, nodeName);
           return this.podControl.createPods(ns, t, ds, ref);
         }),
@@ -698,7 +699,7 @@ class DaemonSets implements DaemonSetsController {
     let latest: DS = ds;
     for (let attempt = 0; ; attempt++) {
       const cc = latest.status?.collisionCount;
-      const toWrite: DS = { ...structuredClone(latest), status: { ...status, ...(cc !== undefined ? { collisionCount: cc } : {}) } };
+      const toWrite: DS = { ...deepCopy(latest), status: { ...status, ...(cc !== undefined ? { collisionCount: cc } : {}) } };
       try {
         await api.updateStatus(toWrite);
         return;

@@ -21,6 +21,7 @@ import type {
 } from 'kubernetes-types/core/v1.js';
 import { findUntoleratedTaint } from '../../api/taints.js';
 import { CONTROLLER_REVISION_HASH_LABEL } from '../../controller/history/controller-history.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export const POD_TEMPLATE_GENERATION_LABEL = 'pod-template-generation';
 /** Set by the API server on DaemonSets (the template generation). */
@@ -53,7 +54,7 @@ export function addDaemonPodTolerations(spec: PodSpec): void {
 /** An affinity whose required node terms are replaced by `metadata.name In [nodeName]` (ReplaceDaemonSetPodNodeNameNodeAffinity). */
 export function replaceNodeNameAffinity(affinity: Affinity | undefined, nodeName: string): Affinity {
   const term: NodeSelectorTerm = { matchFields: [{ key: 'metadata.name', operator: 'In', values: [nodeName] }] };
-  const a = structuredClone(affinity ?? {});
+  const a = deepCopy(affinity ?? {});
   a.nodeAffinity = {
     ...(a.nodeAffinity ?? {}),
     requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [term] },
@@ -81,7 +82,7 @@ export function templateGeneration(ds: DaemonSet): number | undefined {
 
 /** The daemon pod template with default tolerations and the generation and hash labels (CreatePodTemplate). */
 export function createPodTemplate(template: PodTemplateSpec, generation: number | undefined, hash: string): PodTemplateSpec {
-  const t = structuredClone(template);
+  const t = deepCopy(template);
   t.spec ??= { containers: [] };
   addDaemonPodTolerations(t.spec);
   const labels: Record<string, string> = { ...(t.metadata?.labels ?? {}) };
@@ -143,7 +144,7 @@ export function fitsNodeAffinity(pod: Pod, node: Node): boolean {
 
 /** The pod the DaemonSet would run on `nodeName` (NewPod): template spec with default tolerations. */
 export function newDaemonPod(ds: DaemonSet, nodeName: string): Pod {
-  const spec = structuredClone(ds.spec?.template?.spec ?? { containers: [] });
+  const spec = deepCopy(ds.spec?.template?.spec ?? { containers: [] });
   addDaemonPodTolerations(spec);
   return { metadata: { ...(ds.spec?.template?.metadata ?? {}) }, spec: { ...spec, nodeName } };
 }

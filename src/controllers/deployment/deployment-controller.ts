@@ -32,6 +32,7 @@ import { rolloutRolling } from './rolling.js';
 import type { PodMap, SyncContext } from './sync-context.js';
 import { DEPLOYMENT_GVK, checkPausedConditions, isScalingEvent, syncScaleOrPaused, syncStatusOnly } from './sync.js';
 import type { DeploymentObject, PodObject, ReplicaSetObject } from './types.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export interface DeploymentController extends Controller {
   /** Syncs one `namespace/name` key (what a worker does). */
@@ -232,7 +233,7 @@ class DeploymentControllerImpl implements DeploymentController {
       this.log.v(2).info({ key }, 'deployment has been deleted');
       return;
     }
-    const d = withDefaults(structuredClone(cached));
+    const d = withDefaults(deepCopy(cached));
     d.apiVersion = 'apps/v1';
     d.kind = 'Deployment';
 

@@ -11,6 +11,7 @@ import { equalIgnoreHash } from './replica-sets.js';
 import type { SyncContext } from './sync-context.js';
 import { getAllReplicaSetsAndSyncRevision } from './sync.js';
 import { DEPRECATED_ROLLBACK_TO_ANNOTATION, POD_TEMPLATE_HASH_LABEL, type DeploymentObject, type ReplicaSetObject } from './types.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 // Event reasons (deployment_util.go).
 export const ROLLBACK_REVISION_NOT_FOUND = 'DeploymentRollbackRevisionNotFound';
@@ -76,7 +77,7 @@ async function rollbackToTemplate(sc: SyncContext, d: DeploymentObject, rs: Repl
 
 /** The ReplicaSet's pod template without its pod-template-hash label (SetFromReplicaSetTemplate). */
 function setFromReplicaSetTemplate(d: DeploymentObject, rs: ReplicaSetObject): void {
-  const template = structuredClone(rs.spec?.template ?? {});
+  const template = deepCopy(rs.spec?.template ?? {});
   template.metadata ??= {};
   if (template.metadata.labels) {
     const { [POD_TEMPLATE_HASH_LABEL]: _hash, ...rest } = template.metadata.labels;

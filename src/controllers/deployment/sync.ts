@@ -56,6 +56,7 @@ import {
   type DeploymentObject,
   type ReplicaSetObject,
 } from './types.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export const DEPLOYMENT_GVK = { group: 'apps', version: 'v1', kind: 'Deployment' };
 
@@ -94,7 +95,7 @@ async function getNewReplicaSet(
   const ns = d.metadata?.namespace ?? '';
 
   if (existing) {
-    const rsCopy = structuredClone(existing);
+    const rsCopy = deepCopy(existing);
     const annotationsUpdated = setNewReplicaSetAnnotations(d, rsCopy, newRevision, true, sc.log);
     const minReadyChanged = (rsCopy.spec?.minReadySeconds ?? 0) !== (d.spec?.minReadySeconds ?? 0);
     if (annotationsUpdated || minReadyChanged) {
@@ -118,11 +119,11 @@ async function getNewReplicaSet(
   }
   if (!create) return undefined;
 
-  const template = dropNulls(structuredClone(d.spec?.template ?? {}));
+  const template = dropNulls(deepCopy(d.spec?.template ?? {}));
   const hash = computeHash(template, d.status?.collisionCount);
   template.metadata ??= {};
   template.metadata.labels = { ...(d.spec?.template?.metadata?.labels ?? {}), [POD_TEMPLATE_HASH_LABEL]: hash };
-  const selector = structuredClone(d.spec?.selector ?? {});
+  const selector = deepCopy(d.spec?.selector ?? {});
   selector.matchLabels = { ...(selector.matchLabels ?? {}), [POD_TEMPLATE_HASH_LABEL]: hash };
   const newRS: ReplicaSetObject = {
     apiVersion: 'apps/v1',
@@ -212,7 +213,7 @@ export async function scaleReplicaSet(
   const sizeNeedsUpdate = specReplicas(rs) !== newScale;
   if (!sizeNeedsUpdate && !replicasAnnotationsNeedUpdate(rs, desired, max)) return { scaled: false, rs };
   const oldScale = specReplicas(rs);
-  const copy = structuredClone(rs);
+  const copy = deepCopy(rs);
   copy.spec!.replicas = newScale;
   setReplicasAnnotations(copy, desired, max);
   const updated = await sc.replicaSets.namespace(copy.metadata?.namespace ?? '').update(copy);

@@ -45,6 +45,7 @@ import { parseTime, rfc3339 } from '../../util/clock/clock.js';
 import type { Logger } from '../../util/log/logger.js';
 import type { ControllerContext, ControllerDescriptor } from '../types.js';
 import { getExpectedPodCount, newScaleLookup, type ScaleListers, type ScaleLookup } from './expected-scale.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export const DISRUPTION_CONTROLLER_NAME = 'disruption-controller';
 /** How long a pod in status.disruptedPods is expected to take to be deleted. */
@@ -268,10 +269,10 @@ class Disruption implements DisruptionController {
     const now = rfc3339(this.ctx.clock.now());
     // apipod.UpdatePodCondition with {Type: DisruptionTarget, Status: False}: reason and message go.
     const next: PodObj = {
-      ...structuredClone(pod),
+      ...deepCopy(pod),
       status: {
-        ...structuredClone(pod.status ?? {}),
-        conditions: (pod.status?.conditions ?? []).map((c) => (c.type === DISRUPTION_TARGET_CONDITION ? { type: c.type, status: 'False', lastTransitionTime: now } : structuredClone(c))),
+        ...deepCopy(pod.status ?? {}),
+        conditions: (pod.status?.conditions ?? []).map((c) => (c.type === DISRUPTION_TARGET_CONDITION ? { type: c.type, status: 'False', lastTransitionTime: now } : deepCopy(c))),
       },
     };
     await this.ctx.client.resource<PodObj>(GVR.pods).namespace(namespace).updateStatus(next);
@@ -392,8 +393,8 @@ class Disruption implements DisruptionController {
     ) {
       return;
     }
-    const next = structuredClone(pdb);
-    const conditions = structuredClone(s.conditions ?? []);
+    const next = deepCopy(pdb);
+    const conditions = deepCopy(s.conditions ?? []);
     const status: PodDisruptionBudgetStatus = { currentHealthy, desiredHealthy, expectedPods, disruptionsAllowed, observedGeneration: generation, conditions };
     if (Object.keys(disrupted).length) status.disruptedPods = disrupted;
     setStatusCondition(
@@ -408,7 +409,7 @@ class Disruption implements DisruptionController {
   }
 
   private async failSafe(pdb: PdbObj, cause: unknown): Promise<void> {
-    const next = structuredClone(pdb);
+    const next = deepCopy(pdb);
     const status = (next.status ??= {} as PodDisruptionBudgetStatus);
     status.disruptionsAllowed = 0;
     status.conditions ??= [];

@@ -42,6 +42,7 @@ import {
 } from '../endpointslice/endpoint-util.js';
 import { newTriggerTimeTracker } from '../endpointslice/trigger-time-tracker.js';
 import { OVER_CAPACITY_ANNOTATION, capacityAnnotationSetCorrectly, repackSubsets, subsetsEqualIgnoreResourceVersion, truncateSubsets } from './subsets.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export const ENDPOINTS_CONTROLLER_NAME = 'endpoints-controller';
 /** The event source component upstream uses. */
@@ -205,7 +206,7 @@ class EndpointsCtrl implements EndpointsController {
       if (shouldSetHostname(pod, svc)) addr.hostname = pod.spec!.hostname!;
       const isReady = publishNotReady || isPodReady(pod);
       const add = (port: EndpointPort | undefined) => {
-        const a = structuredClone(addr);
+        const a = deepCopy(addr);
         const subset: EndpointSubset = isReady ? { addresses: [a] } : { notReadyAddresses: [a] };
         subset.ports = port ? [port] : [];
         subsets.push(subset);
@@ -248,7 +249,7 @@ class EndpointsCtrl implements EndpointsController {
       this.log.v(5).info({ service: key }, 'endpoints are equal, skipping update');
       return;
     }
-    const next = structuredClone(current) as EpObj;
+    const next = deepCopy(current) as EpObj;
     next.metadata = { ...next.metadata, namespace };
     next.subsets = subsets;
     const labels: Record<string, string> = { ...(svc.metadata?.labels ?? {}) };

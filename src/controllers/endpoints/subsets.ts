@@ -4,6 +4,7 @@
  * capacity, and comparison ignoring the pods' resourceVersions.
  */
 import type { EndpointAddress, EndpointPort, EndpointSubset } from 'kubernetes-types/core/v1.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 /** Addresses an Endpoints object may hold before it is truncated. */
 export const MAX_CAPACITY = 1000;
@@ -43,7 +44,7 @@ export function repackSubsets(subsets: readonly EndpointSubset[]): EndpointSubse
   const byPort = new Map<string, { port: EndpointPort | undefined; addrs: Map<string, boolean> }>();
   const map = (addr: EndpointAddress, port: EndpointPort | undefined, ready: boolean) => {
     const ak = addressKey(addr);
-    if (!allAddrs.has(ak)) allAddrs.set(ak, structuredClone(addr));
+    if (!allAddrs.has(ak)) allAddrs.set(ak, deepCopy(addr));
     const pk = port ? portKey(port) : '<none>';
     let entry = byPort.get(pk);
     if (!entry) byPort.set(pk, (entry = { port, addrs: new Map() }));

@@ -40,6 +40,7 @@ import {
   shouldPodBeInEndpoints,
   shouldSetHostname,
 } from './endpoint-util.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export type SliceObj = Kube<EndpointSlice>;
 type AddressType = 'IPv4' | 'IPv6';
@@ -292,14 +293,14 @@ class SliceReconciler implements Reconciler {
       if (endpointUpdated || kept.length !== (slice.endpoints ?? []).length) {
         if (kept.length === 0) toDelete.add(name);
         else {
-          const copy = structuredClone(slice);
+          const copy = deepCopy(slice);
           copy.endpoints = kept;
           copy.metadata = { ...copy.metadata, labels };
           byName.set(name, copy);
           toUpdate.add(name);
         }
       } else if (changed) {
-        const copy = structuredClone(slice);
+        const copy = deepCopy(slice);
         copy.metadata = { ...copy.metadata, labels };
         byName.set(name, copy);
         toUpdate.add(name);
@@ -341,7 +342,7 @@ class SliceReconciler implements Reconciler {
       }
       if (!fill) fill = newSlice(svc, ports, addressType, this.o.controllerName);
       else {
-        fill = structuredClone(fill);
+        fill = deepCopy(fill);
         byName.set(fill.metadata?.name ?? '', fill);
       }
       fill.endpoints ??= [];

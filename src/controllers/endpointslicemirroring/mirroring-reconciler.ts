@@ -28,6 +28,7 @@ import { repackSubsets } from '../endpoints/subsets.js';
 import type { EndpointSliceTracker } from '../endpointslice/endpoint-slice-tracker.js';
 import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LAST_CHANGE_TRIGGER_TIME_ANNOTATION, NAMESPACE_TERMINATING_CAUSE, hasStatusCause } from '../endpointslice/endpoint-util.js';
 import { endpointKey, endpointsEqualBeyondKey, portMapKey, slicePrefix } from '../endpointslice/reconciler.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export type SliceObj = Kube<EndpointSlice>;
 type AddressType = 'IPv4' | 'IPv6';
@@ -63,7 +64,7 @@ function addressToEndpoint(a: EndpointAddress, ready: boolean): Endpoint {
   return {
     addresses: [a.ip],
     conditions: { ready },
-    ...(a.targetRef ? { targetRef: structuredClone(a.targetRef) } : {}),
+    ...(a.targetRef ? { targetRef: deepCopy(a.targetRef) } : {}),
     ...(a.nodeName ? { nodeName: a.nodeName } : {}),
     ...(a.hostname ? { hostname: a.hostname } : {}),
   };
@@ -260,7 +261,7 @@ function newSlice(endpoints: Kube<Endpoints>, ports: EndpointPort[], addressType
       ownerReferences: [newControllerRef(endpoints, { group: '', version: 'v1', kind: 'Endpoints' })],
     },
     addressType,
-    ports: structuredClone(ports),
+    ports: deepCopy(ports),
     endpoints: [],
   };
 }

@@ -19,6 +19,7 @@ import { newLister } from '../../tools/cache/listers.js';
 import type { EventRecorder } from '../../tools/record/interfaces.js';
 import type { Logger } from '../../util/log/logger.js';
 import type { ControllerContext, ControllerDescriptor } from '../types.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export const EPHEMERAL_VOLUME_CONTROLLER_NAME = 'ephemeral-volume-controller';
 
@@ -122,7 +123,7 @@ class EphemeralVolumes implements EphemeralVolumeController {
         ...(template?.metadata?.annotations ? { annotations: template.metadata.annotations } : {}),
         ...(template?.metadata?.labels ? { labels: template.metadata.labels } : {}),
       },
-      spec: structuredClone(template?.spec ?? {}),
+      spec: deepCopy(template?.spec ?? {}),
     };
     try {
       await this.ctx.client.resource<PvcObj>(GVR.persistentVolumeClaims).namespace(ns).create(pvc);

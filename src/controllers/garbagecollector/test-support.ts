@@ -12,6 +12,7 @@ import { newFakeRecorder, type FakeEventRecorder } from '../../tools/record/fake
 import { FakeClock, flushMicrotasks } from '../../util/clock/clock.js';
 import { newLogger } from '../../util/log/logger.js';
 import type { ControllerContext, ControllerOptions } from '../types.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 
@@ -70,11 +71,11 @@ export function newFakeDiscovery(lists: APIResourceList[] = defaultResourceLists
       if (d.failing.has(gv)) throw new Error(`${gv} unavailable`);
       const l = d.lists.find((x) => x.groupVersion === gv);
       if (!l) throw new Error(`${gv} not found`);
-      return structuredClone(l);
+      return deepCopy(l);
     },
     async serverGroupsAndResources(): Promise<GroupsAndResources> {
       const { groups } = await d.serverGroups();
-      const ok = d.lists.filter((l) => !d.failing.has(l.groupVersion)).map((l) => structuredClone(l));
+      const ok = d.lists.filter((l) => !d.failing.has(l.groupVersion)).map((l) => deepCopy(l));
       const failed = new Map<string, unknown>([...d.failing].map((gv) => [gv, new Error(`${gv} unavailable`)]));
       return failed.size ? { groups, resources: ok, error: new GroupDiscoveryFailedError(failed) } : { groups, resources: ok };
     },

@@ -49,6 +49,7 @@ import {
   type PodMetricsInfo,
   type ReadinessTiming,
 } from './replica-calculator.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export const HPA_CONTROLLER_NAME = 'horizontal-pod-autoscaler-controller';
 export const DEFAULT_SYNC_PERIOD_MS = 15_000;
@@ -177,7 +178,7 @@ class HorizontalController implements HPAController {
   }
 
   private async reconcile(key: string, shared: HPA): Promise<void> {
-    const hpa: HPA = { ...structuredClone(shared), apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler' };
+    const hpa: HPA = { ...deepCopy(shared), apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler' };
     const original = JSON.stringify(hpa.status ?? {});
     const ref = hpa.spec?.scaleTargetRef ?? { kind: '', name: '' };
     const ns = hpa.metadata?.namespace ?? '';

@@ -77,6 +77,7 @@ import {
   type PodObject,
 } from './job-util.js';
 import { failJobMessage, matchPodFailurePolicy } from './pod-failure-policy.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export const JOB_KIND = { group: 'batch', version: 'v1', kind: 'Job' } as const;
 
@@ -145,7 +146,7 @@ export class JobSyncer {
       this.d.recorder.event(shared, 'Warning', 'UnknownCompletionMode', 'Skipped Job sync because completion mode is unknown');
       return;
     }
-    const job = structuredClone(shared);
+    const job = deepCopy(shared);
     job.status ??= {};
     job.status.uncountedTerminatedPods ??= {};
     const now = this.d.clock.now();
@@ -307,7 +308,7 @@ export class JobSyncer {
     return owned.map((p) => {
       const adopted = !(p.metadata?.ownerReferences ?? []).some((r) => r.uid === uid);
       if (adopted && !hasTrackingFinalizer(p)) {
-        const copy = structuredClone(p);
+        const copy = deepCopy(p);
         copy.metadata!.finalizers = [...(copy.metadata?.finalizers ?? []), JOB_TRACKING_FINALIZER];
         return copy;
       }
@@ -495,7 +496,7 @@ export class JobSyncer {
 
     this.d.expectations.expectCreations(c.key, diff);
     this.d.log.v(4).info({ job: c.key, need: want, creating: diff }, 'Too few pods running');
-    const template = structuredClone(job.spec?.template ?? {}) as PodTemplateSpec;
+    const template = deepCopy(job.spec?.template ?? {}) as PodTemplateSpec;
     if (isIndexedJob(job)) addCompletionIndexEnv(template);
     template.metadata ??= {};
     const fin = template.metadata.finalizers ?? [];
@@ -514,7 +515,7 @@ export class JobSyncer {
           let t = template;
           let generateName = '';
           if (ix !== undefined) {
-            t = structuredClone(template);
+            t = deepCopy(template);
             applyCompletionIndex(t, jobName, ix);
             generateName = podGenerateNameWithIndex(jobName, ix);
             if (hasBackoffLimitPerIndex(job)) setIndexFailureCounts(t, job, c.delayed.get(ix));

@@ -22,6 +22,7 @@ import type { Kube } from '../../tools/cache/factory.js';
 import { parseTime, rfc3339, type Clock } from '../../util/clock/clock.js';
 import type { Logger } from '../../util/log/logger.js';
 import { NamespaceConditionUpdater, type ContentTotals } from './conditions.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 /** The finalizer the namespace controller owns in spec.finalizers. */
 export const FINALIZER_KUBERNETES = 'kubernetes';
@@ -110,13 +111,13 @@ class Deleter implements NamespacedResourcesDeleter {
 
   private async updateNamespaceStatus(ns: Kube<Namespace>): Promise<Kube<Namespace>> {
     if (!ns.metadata?.deletionTimestamp || ns.status?.phase === 'Terminating') return ns;
-    const next = structuredClone(ns);
+    const next = deepCopy(ns);
     next.status = { ...next.status, phase: 'Terminating' };
     return this.namespaces.updateStatus(next);
   }
 
   private async finalize(ns: Kube<Namespace>): Promise<Kube<Namespace>> {
-    const next = structuredClone(ns);
+    const next = deepCopy(ns);
     next.spec = { ...next.spec, finalizers: (ns.spec?.finalizers ?? []).filter((f) => f !== FINALIZER_KUBERNETES) };
     return this.namespaces.updateSubresource<Kube<Namespace>>(ns.metadata?.name ?? '', 'finalize', next);
   }
@@ -181,7 +182,7 @@ class Deleter implements NamespacedResourcesDeleter {
       }
     }
     conditions.processContentTotals(totals);
-    const next = structuredClone(ns);
+    const next = deepCopy(ns);
     next.status = { ...(next.status ?? {}) };
     if (conditions.update(next.status)) {
       try {

@@ -12,6 +12,7 @@ import type { Kube } from '../../tools/cache/factory.js';
 import type { EventRecorder, EventType } from '../../tools/record/interfaces.js';
 import { rfc3339, type Clock } from '../../util/clock/clock.js';
 import type { Logger } from '../../util/log/logger.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export function getNodeCondition(status: NodeStatus | undefined, type: string): NodeCondition | undefined {
   return (status?.conditions ?? []).find((c) => c.type === type);
@@ -45,7 +46,7 @@ export async function markPodsNotReady(
     if (p.spec?.nodeName !== nodeName) continue;
     const ready = (p.status?.conditions ?? []).find((c) => c.type === 'Ready');
     if (!ready) continue;
-    const pod = structuredClone(p);
+    const pod = deepCopy(p);
     if (!pod.status) (pod as { status?: Pod['status'] }).status = {};
     if (!updatePodCondition(pod.status!, { ...ready, status: 'False' }, rfc3339(deps.clock.now()))) continue;
     deps.log.v(2).info({ pod: `${pod.metadata?.namespace}/${pod.metadata?.name}` }, 'Updating ready status of pod to false');

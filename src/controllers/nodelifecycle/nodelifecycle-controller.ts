@@ -51,6 +51,7 @@ import {
   type TaintWriter,
 } from './taints.js';
 import { computeZoneState, getZoneKey, LABEL_NODE_DISRUPTION_EXCLUSION, type ZoneState } from './zones.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export const NODE_LIFECYCLE_CONTROLLER_NAME = 'node-lifecycle-controller';
 /** Event source of upstream's node lifecycle controller. */
@@ -297,7 +298,7 @@ class NodeLifecycle implements NodeLifecycleController {
 
     const zoneConditions = new Map<string, Array<NodeCondition | undefined>>();
     await parallelize(NODE_UPDATE_WORKER_SIZE, nodes.length, async (i) => {
-      let node = structuredClone(nodes[i]!);
+      let node = deepCopy(nodes[i]!);
       const name = node.metadata?.name ?? '';
       let result: Awaited<ReturnType<typeof tryUpdateNodeHealth>> | undefined;
       for (let attempt = 0; attempt < NODE_HEALTH_UPDATE_RETRY && !result; attempt++) {

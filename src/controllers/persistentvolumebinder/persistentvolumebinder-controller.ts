@@ -60,6 +60,7 @@ import {
   volumeModeMismatch,
   volumeUnsatisfiedReason,
 } from './volume-helpers.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export const PV_BINDER_CONTROLLER_NAME = 'persistentvolume-binder-controller';
 /** Source component of its events (upstream's recorder name). */
@@ -297,7 +298,7 @@ class PVBinder implements PVBinderController {
     if (claimHasClass(claim)) return false;
     const sc = defaultStorageClass(this.classes.list());
     if (!sc) return false;
-    const next = structuredClone(claim);
+    const next = deepCopy(claim);
     next.spec = { ...next.spec, storageClassName: sc.metadata?.name ?? '' };
     try {
       const saved = await this.pvcs(claim).update(next);
@@ -326,7 +327,7 @@ class PVBinder implements PVBinderController {
     }
     let current: PvcObj = claim;
     if (claim.metadata?.annotations?.[ANN_STORAGE_PROVISIONER] !== provisioner) {
-      const next = structuredClone(claim);
+      const next = deepCopy(claim);
       next.metadata = { ...next.metadata, annotations: { ...next.metadata?.annotations, [ANN_STORAGE_PROVISIONER]: provisioner, [ANN_BETA_STORAGE_PROVISIONER]: provisioner } };
       try {
         current = await this.pvcs(claim).update(next);
@@ -487,7 +488,7 @@ class PVBinder implements PVBinderController {
 
   /** Rolls back a binding: controller-made links are removed, user pre-bindings keep name but lose the uid. */
   private async unbindVolume(volume: PvObj): Promise<void> {
-    const next = structuredClone(volume);
+    const next = deepCopy(volume);
     if (hasAnnotation(volume, ANN_BOUND_BY_CONTROLLER)) {
       const spec = { ...next.spec };
       delete spec.claimRef;
@@ -519,7 +520,7 @@ class PVBinder implements PVBinderController {
     }
     pv = await this.updateVolumePhase(pv, 'Bound', '');
     let pvc = claim;
-    const next = structuredClone(claim);
+    const next = deepCopy(claim);
     const annotations = { ...next.metadata?.annotations };
     let claimDirty = false;
     if (claim.spec?.volumeName !== pv.metadata?.name) {
@@ -542,7 +543,7 @@ class PVBinder implements PVBinderController {
 
   /** Sets the claim's phase; a volume sets accessModes (and capacity when becoming Bound), none clears them. */
   private async updateClaimStatus(claim: PvcObj, phase: string, volume: PvObj | undefined): Promise<PvcObj> {
-    const status = { ...structuredClone(claim.status) };
+    const status = { ...deepCopy(claim.status) };
     let dirty = false;
     if (claim.status?.phase !== phase) {
       status.phase = phase;
@@ -575,7 +576,7 @@ class PVBinder implements PVBinderController {
       }
     }
     if (!dirty) return claim;
-    const next: PvcObj = { ...structuredClone(claim), status };
+    const next: PvcObj = { ...deepCopy(claim), status };
     const saved = await this.pvcs(claim).updateStatus(next);
     this.claims.store(namespacedKey(saved), saved);
     this.log.v(2).info({ PVC: namespacedKey(claim), phase }, 'Claim entered phase');
@@ -591,10 +592,10 @@ class PVBinder implements PVBinderController {
 
   private async updateVolumePhase(volume: PvObj, phase: string, message: string): Promise<PvObj> {
     if (volume.status?.phase === phase) return volume;
-    const status = { ...structuredClone(volume.status), phase };
+    const status = { ...deepCopy(volume.status), phase };
     if (message) status.message = message;
     else delete status.message;
-    const next: PvObj = { ...structuredClone(volume), status };
+    const next: PvObj = { ...deepCopy(volume), status };
     const saved = await this.ctx.client.resource<PvObj>(GVR.persistentVolumes).updateStatus(next);
     this.volumes.store(saved.metadata?.name ?? '', saved);
     this.log.v(2).info({ volumeName: volume.metadata?.name, phase }, 'Volume entered phase');

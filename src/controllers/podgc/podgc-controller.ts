@@ -24,6 +24,7 @@ import { newLister } from '../../tools/cache/listers.js';
 import { parseTime, rfc3339 } from '../../util/clock/clock.js';
 import type { Logger } from '../../util/log/logger.js';
 import type { ControllerContext, ControllerDescriptor } from '../types.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export const POD_GC_CONTROLLER_NAME = 'pod-garbage-collector-controller';
 export const GC_CHECK_PERIOD_MS = 20_000;
@@ -194,7 +195,7 @@ class PodGC implements PodGCController {
     this.log.info({ pod: `${ns}/${name}` }, 'PodGC is force deleting Pod');
     try {
       if (p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed') {
-        const status: PodStatus = structuredClone(p.status ?? {});
+        const status: PodStatus = deepCopy(p.status ?? {});
         status.phase = 'Failed';
         if (condition) {
           const now = rfc3339(this.ctx.clock.now());

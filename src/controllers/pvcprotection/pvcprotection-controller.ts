@@ -25,6 +25,7 @@ import type { Lister } from '../../tools/cache/interfaces.js';
 import { newLister } from '../../tools/cache/listers.js';
 import type { Logger } from '../../util/log/logger.js';
 import type { ControllerContext, ControllerDescriptor } from '../types.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export const PVC_PROTECTION_CONTROLLER_NAME = 'persistentvolumeclaim-protection-controller';
 export const PVC_PROTECTION_FINALIZER = 'kubernetes.io/pvc-protection';
@@ -142,7 +143,7 @@ class PVCProtection implements PVCProtectionController {
   }
 
   private async writeFinalizers(pvc: PvcObj, finalizers: string[], what: string): Promise<void> {
-    const next = structuredClone(pvc);
+    const next = deepCopy(pvc);
     next.metadata = { ...next.metadata, finalizers };
     try {
       await this.ctx.client.resource<PvcObj>(GVR.persistentVolumeClaims).namespace(pvc.metadata?.namespace ?? '').update(next);

@@ -16,6 +16,7 @@ import type { Lister } from '../../tools/cache/interfaces.js';
 import { newLister } from '../../tools/cache/listers.js';
 import type { Logger } from '../../util/log/logger.js';
 import type { ControllerContext, ControllerDescriptor } from '../types.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export const PV_PROTECTION_CONTROLLER_NAME = 'persistentvolume-protection-controller';
 export const PV_PROTECTION_FINALIZER = 'kubernetes.io/pv-protection';
@@ -81,7 +82,7 @@ class PVProtection implements PVProtectionController {
   }
 
   private async writeFinalizers(pv: PvObj, finalizers: string[], what: string): Promise<void> {
-    const next = structuredClone(pv);
+    const next = deepCopy(pv);
     next.metadata = { ...next.metadata, finalizers };
     try {
       await this.ctx.client.resource<PvObj>(GVR.persistentVolumes).update(next);

@@ -38,6 +38,7 @@ import type { ReplicaSetKind, ReplicaSetLike } from './kind.js';
 import { SLOW_START_INITIAL_BATCH_SIZE, slowStartBatch } from './slow-start.js';
 import { ensureControllerIndex, ownedBy, ownedOrOrphaned } from '../../controller/controller-index.js';
 import { calculateStatus, nextAvailabilityCheckMs, updateReplicaSetStatus } from './status.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 /** Most pods created or deleted by one sync (upstream BurstReplicas). */
 export const BURST_REPLICAS = 500;
@@ -261,7 +262,7 @@ class ReplicaSetControllerImpl implements ReplicaSetController {
       this.log.error(err, { key }, 'invalid selector');
       return;
     }
-    const rs = this.withKind(structuredClone(cached));
+    const rs = this.withKind(deepCopy(cached));
     // Only this object's pods and the namespace's orphans can be claimed (the rest are someone else's).
     const active = filterActivePods(ownedOrOrphaned(this.podInformer.getIndexer(), namespace, rs.metadata?.uid ?? ''));
     const pods = await this.claimPods(rs, selector, active);

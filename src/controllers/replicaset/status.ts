@@ -10,6 +10,7 @@ import type { ResourceInterface } from '../../client/interfaces.js';
 import { isPodAvailable, isPodReady, podReadyTime } from '../../controller/pod-util.js';
 import { rfc3339 } from '../../util/clock/clock.js';
 import type { ReplicaSetLike } from './kind.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export const REPLICA_FAILURE = 'ReplicaFailure';
 
@@ -21,7 +22,7 @@ export const STATUS_UPDATE_RETRIES = 1;
  * outcome of this sync's pod creations / deletions (calculateStatus).
  */
 export function calculateStatus(rs: ReplicaSetLike, pods: readonly Pod[], manageErr: unknown, now: number): ReplicaSetStatus {
-  const status: ReplicaSetStatus = structuredClone(rs.status ?? { replicas: 0 });
+  const status: ReplicaSetStatus = deepCopy(rs.status ?? { replicas: 0 });
   const templateSelector = selectorFromSet(rs.spec?.template?.metadata?.labels ?? {});
   const minReadySeconds = rs.spec?.minReadySeconds ?? 0;
   let fullyLabeled = 0;

@@ -40,6 +40,7 @@ import { newLister } from '../../tools/cache/listers.js';
 import type { Logger } from '../../util/log/logger.js';
 import type { ControllerContext, ControllerDescriptor } from '../types.js';
 import { quotableResources } from './quotable-resources.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export const RESOURCE_QUOTA_CONTROLLER_NAME = 'resourcequota-controller';
 /** --resource-quota-sync-period default. */
@@ -252,7 +253,7 @@ class QuotaController implements ResourceQuotaController {
     Object.assign(used, formatResourceList(await calculateQuotaUsage(q, (g, r) => this.objectsOf(g, r, ns), this.ctx.clock.now())));
     const dirty = !sameList(q.status?.hard as Record<string, string>, hard) || !sameList(q.status?.used as Record<string, string>, used);
     if (!dirty) return;
-    const next = structuredClone(q);
+    const next = deepCopy(q);
     next.status = { hard, used };
     try {
       await this.ctx.client.resource<QuotaObj>(GVR.resourceQuotas).namespace(ns).updateStatus(next);

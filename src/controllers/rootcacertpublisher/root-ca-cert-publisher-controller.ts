@@ -21,6 +21,7 @@ import { newLister } from '../../tools/cache/listers.js';
 import type { Logger } from '../../util/log/logger.js';
 import type { ControllerContext, ControllerDescriptor } from '../types.js';
 import { hasStatusCause, NAMESPACE_TERMINATING_CAUSE } from '../serviceaccount/serviceaccount-controller.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export const ROOT_CA_CERT_PUBLISHER_CONTROLLER_NAME = 'root-ca-certificate-publisher-controller';
 export const ROOT_CA_CONFIGMAP_NAME = 'kube-root-ca.crt';
@@ -117,7 +118,7 @@ class Publisher implements RootCACertPublisher {
         return;
       }
       if (sameData(cm.data, data) && cm.metadata?.annotations?.[DESCRIPTION_ANNOTATION]) return;
-      const next = structuredClone(cm);
+      const next = deepCopy(cm);
       next.data = data;
       delete next.binaryData;
       next.metadata = { ...next.metadata, annotations: { ...(next.metadata?.annotations ?? {}), [DESCRIPTION_ANNOTATION]: DESCRIPTION } };

@@ -18,6 +18,7 @@ import { newLister } from '../../tools/cache/listers.js';
 import type { Kube } from '../../tools/cache/factory.js';
 import type { Logger } from '../../util/log/logger.js';
 import type { ControllerContext, ControllerDescriptor } from '../types.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export const SERVICE_ACCOUNT_CONTROLLER_NAME = 'serviceaccount-controller';
 /** The status cause type the API server sets when creating into a terminating namespace. */
@@ -111,7 +112,7 @@ class ServiceAccounts implements ServiceAccountsController {
       for (const want of this.toEnsure) {
         const name = want.metadata?.name ?? '';
         if (this.saLister.namespace(key).get(name)) continue;
-        const sa = structuredClone(want) as Kube<ServiceAccount>;
+        const sa = deepCopy(want) as Kube<ServiceAccount>;
         sa.metadata = { ...sa.metadata, namespace: key };
         try {
           await this.ctx.client.resource<Kube<ServiceAccount>>(GVR.serviceAccounts).namespace(key).create(sa);

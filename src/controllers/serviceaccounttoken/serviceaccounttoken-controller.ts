@@ -30,6 +30,7 @@ import { newLister } from '../../tools/cache/listers.js';
 import type { Logger } from '../../util/log/logger.js';
 import type { ControllerContext, ControllerDescriptor } from '../types.js';
 import { legacyClaims, newTokenGenerator, type TokenGenerator } from './jwt.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export const SERVICEACCOUNT_TOKEN_CONTROLLER_NAME = 'serviceaccount-token-controller';
 export const SECRET_TYPE_SA_TOKEN = 'kubernetes.io/service-account-token';
@@ -226,7 +227,7 @@ class TokensController implements ServiceAccountTokenController {
           // Another SA of the same name, or a token got referenced meanwhile: nothing to add.
           if (live.metadata?.uid !== sa.metadata?.uid || this.hasReferencedToken(live)) return false;
         }
-        const next = structuredClone(live);
+        const next = deepCopy(live);
         (next as { secrets?: unknown[] }).secrets = [...(live.secrets ?? []), { name: secretName }];
         await sas.update(next);
         return false;
@@ -289,7 +290,7 @@ class TokensController implements ServiceAccountTokenController {
       if (k.saUID && sa.metadata?.uid !== k.saUID) return;
       const refs = sa.secrets ?? [];
       if (!refs.some((r) => r.name === k.name)) return;
-      const next = structuredClone(sa);
+      const next = deepCopy(sa);
       (next as { secrets?: unknown[] }).secrets = refs.filter((r) => r.name !== k.name);
       try {
         await sas.update(next);
@@ -327,7 +328,7 @@ class TokensController implements ServiceAccountTokenController {
     }
     const n = this.updateNeeded(live);
     if (!n.ca && !n.ns && !n.token) return;
-    const next = structuredClone(live);
+    const next = deepCopy(live);
     const data: Record<string, string> = { ...(next.data ?? {}) };
     if (n.ca) data['ca.crt'] = b64(this.rootCA);
     if (n.ns) data.namespace = b64(next.metadata?.namespace ?? '');

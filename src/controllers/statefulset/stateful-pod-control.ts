@@ -21,6 +21,7 @@ import {
   type KPod,
   type Set,
 } from './stateful-set-utils.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 function errText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
@@ -141,7 +142,7 @@ class PodControl implements StatefulPodControl {
       const name = claim.metadata!.name!;
       const existing = this.claimLister.namespace(ns).get(name);
       if (!existing) continue;
-      const copy = structuredClone(existing);
+      const copy = deepCopy(existing);
       if (!updateClaimOwnerRefForSetAndPod(copy, set, pod)) continue;
       try {
         await this.claims(ns).update(copy);
@@ -164,7 +165,7 @@ class PodControl implements StatefulPodControl {
   }
 
   async updateStatefulPod(set: Set, pod: KPod): Promise<void> {
-    let current = structuredClone(pod);
+    let current = deepCopy(pod);
     for (let attempt = 0; ; attempt++) {
       let consistent = true;
       if (!identityMatches(set, current)) {
@@ -191,7 +192,7 @@ class PodControl implements StatefulPodControl {
         }
         const fresh = this.podLister.namespace(current.metadata?.namespace ?? '').get(current.metadata?.name ?? '');
         if (!fresh) throw err;
-        current = structuredClone(fresh);
+        current = deepCopy(fresh);
       }
     }
   }

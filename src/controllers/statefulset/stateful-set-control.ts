@@ -53,6 +53,7 @@ import {
   type KPod,
   type Set,
 } from './stateful-set-utils.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export interface StatefulSetControlDeps {
   client: Client;
@@ -83,7 +84,7 @@ class Control implements StatefulSetControl {
   constructor(private readonly d: StatefulSetControlDeps) {}
 
   async updateStatefulSet(set: Set, pods: KPod[], selector: Selector): Promise<StatefulSetStatus> {
-    set = structuredClone(set);
+    set = deepCopy(set);
     const revisions = sortControllerRevisions(this.d.history.listControllerRevisions(set, selector));
     const revs = await this.getStatefulSetRevisions(set, revisions);
     const status = await this.updatePods(set, revs, pods);
@@ -200,7 +201,7 @@ class Control implements StatefulSetControl {
       if (!isRunningAndReady(pod) && monotonic) return true;
       if (!isRunningAndAvailable(pod, minReady, now) && monotonic) return true;
       if (identityMatches(set, pod) && storageMatches(set, pod) && podControl.claimsMatchRetentionPolicy(updateSet, pod)) return false;
-      pod = structuredClone(pod);
+      pod = deepCopy(pod);
       await podControl.updateStatefulPod(updateSet, pod);
       return false;
     };
@@ -283,7 +284,7 @@ class Control implements StatefulSetControl {
     const next: StatefulSetStatus = { ...status, ...(old.conditions ? { conditions: old.conditions } : {}) };
     if (canonicalJson(next) === canonicalJson(old)) return;
     const api = this.d.client.resource<Set>(GVR.statefulSets).namespace(set.metadata?.namespace ?? '');
-    let toWrite = structuredClone(set);
+    let toWrite = deepCopy(set);
     for (let attempt = 0; ; attempt++) {
       const conditions = toWrite.status?.conditions;
       toWrite.status = { ...status, ...(conditions ? { conditions } : {}) };
@@ -294,7 +295,7 @@ class Control implements StatefulSetControl {
         if (isNotFound(err)) return;
         if (!isConflict(err) || attempt >= 4) throw err;
         const fresh = this.d.setLister.namespace(set.metadata?.namespace ?? '').get(set.metadata?.name ?? '') ?? (await api.get(set.metadata?.name ?? ''));
-        toWrite = structuredClone(fresh);
+        toWrite = deepCopy(fresh);
       }
     }
   }

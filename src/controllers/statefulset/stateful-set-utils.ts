@@ -23,6 +23,7 @@ import {
 import { getPodFromTemplate, newControllerRef } from '../../controller/index.js';
 import { isPodAvailable, isPodReady } from '../../controller/pod-util.js';
 import type { Kube } from '../../tools/cache/factory.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export type Set = Kube<StatefulSet>;
 export type KPod = Kube<Pod>;
@@ -107,7 +108,7 @@ export function getPersistentVolumeClaims(set: Set, pod: Pod): Map<string, Claim
   const out = new Map<string, Claim>();
   const selectorLabels = set.spec?.selector?.matchLabels ?? {};
   for (const tmpl of set.spec?.volumeClaimTemplates ?? []) {
-    const claim = structuredClone(tmpl) as Claim;
+    const claim = deepCopy(tmpl) as Claim;
     const meta = (claim.metadata ??= {});
     const templateName = meta.name ?? '';
     meta.name = getPersistentVolumeClaimName(set, tmpl, ordinal);
@@ -268,7 +269,7 @@ export function updateClaimOwnerRefForSetAndPod(claim: Claim, set: Set, pod: Pod
 
 /** The claim's ownerReferences already agree with the retention policy for this pod. */
 export function claimOwnerMatchesSetAndPod(claim: Claim, set: Set, pod: Pod): boolean {
-  return !updateClaimOwnerRefForSetAndPod(structuredClone(claim), set, pod);
+  return !updateClaimOwnerRefForSetAndPod(deepCopy(claim), set, pod);
 }
 
 /** The claim references a pod other than `pod` (a pod of this name that no longer exists). */
@@ -286,7 +287,7 @@ export function newRevision(set: Set, revision: number, collisionCount: number):
 
 /** A copy of the set with the template stored in `revision` (ApplyRevision). */
 export function applyRevision(set: Set, revision: Revision): Set {
-  const clone = structuredClone(set);
+  const clone = deepCopy(set);
   clone.spec = { ...clone.spec!, template: templateFromRevision<PodTemplateSpec>(revision) };
   return clone;
 }

@@ -32,6 +32,7 @@ import type { ControllerContext, ControllerDescriptor } from '../types.js';
 import { newTimedWorkerQueue, type TimedWork, type TimedWorkerQueue } from './timed-workers.js';
 import { getMatchingTolerations } from '../../api/taints.js';
 import { getMinTolerationTimeMs, getNoExecuteTaints } from './tolerations.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export const TAINT_EVICTION_CONTROLLER_NAME = 'taint-eviction-controller';
 export const UPDATE_WORKER_SIZE = 8;
@@ -251,7 +252,7 @@ class TaintEviction implements TaintEvictionController {
   private async addConditionAndDeletePod(ns: string, name: string): Promise<void> {
     const pods = this.ctx.client.resource<PodObj>(GVR.pods).namespace(ns);
     const pod = await pods.get(name);
-    const status = structuredClone(pod.status ?? {});
+    const status = deepCopy(pod.status ?? {});
     const changed = updatePodCondition(
       status,
       { type: 'DisruptionTarget', status: 'True', reason: 'DeletionByTaintManager', message: 'Taint manager: deleting due to NoExecute taint' },

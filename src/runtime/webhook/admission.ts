@@ -18,6 +18,7 @@ import type { Logger } from '../../util/log/logger.js';
 import type { ResourceKind, RuntimeObject } from '../kinds.js';
 import { createJsonPatch } from './json-patch-diff.js';
 import type { AdmissionRequest, AdmissionResponse, Operation } from './review-types.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 /** What a handler is told besides the object. */
 export interface AdmissionContext<T> {
@@ -77,7 +78,7 @@ export function defaultingWebhook<T extends RuntimeObject>(kind: ResourceKind<T>
     if (req.operation !== 'CREATE' && req.operation !== 'UPDATE') return { uid: req.uid, allowed: true };
     if (req.object === undefined || req.object === null) return errored(req.uid, 400, 'there is no content to decode');
     const original = req.object;
-    const obj = structuredClone(original) as T;
+    const obj = deepCopy(original) as T;
     try {
       await defaulter(obj, context<T>(req, log));
     } catch (err) {

@@ -11,6 +11,7 @@
  */
 import type { Logger } from '../../util/log/logger.js';
 import type { ConversionRequest, ConversionResponse } from './review-types.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export type Converter = (obj: Record<string, unknown>, desiredAPIVersion: string) => Record<string, unknown> | Promise<Record<string, unknown>>;
 
@@ -25,7 +26,7 @@ export function conversionWebhook(convert: Converter): ConversionHandler {
           convertedObjects.push(obj);
           continue;
         }
-        const out = await convert(structuredClone(obj), req.desiredAPIVersion);
+        const out = await convert(deepCopy(obj), req.desiredAPIVersion);
         convertedObjects.push({ ...out, apiVersion: req.desiredAPIVersion, kind: out.kind ?? obj.kind, metadata: out.metadata ?? obj.metadata });
       }
       return { uid: req.uid, convertedObjects, result: { metadata: {}, status: 'Success' } };

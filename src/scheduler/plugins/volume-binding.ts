@@ -40,6 +40,7 @@ import type { Client } from '../../client/interfaces.js';
 import { realClock, type Clock } from '../../util/clock/clock.js';
 import { errorStatus, unresolvable, type ClusterLookups, type CycleContext, type FilterPlugin, type PreBindPlugin, type ReservePlugin, type Status } from '../framework.js';
 import type { NodeInfo } from '../node-info.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export const VOLUME_BINDING = 'VolumeBinding';
 
@@ -342,7 +343,7 @@ class VolumeBinding implements FilterPlugin, ReservePlugin, PreBindPlugin {
     }
     const provisions: PersistentVolumeClaim[] = [];
     for (const c of podVolumes.dynamicProvisions) {
-      const clone = structuredClone(c);
+      const clone = deepCopy(c);
       clone.metadata = { ...clone.metadata, annotations: { ...clone.metadata?.annotations, [ANN_SELECTED_NODE]: node } };
       this.pvcCache.assume(claimKey(clone), clone);
       provisions.push(clone);

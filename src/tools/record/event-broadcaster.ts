@@ -19,6 +19,7 @@ import { newLogger, type Logger } from '../../util/log/logger.js';
 import { newEventCorrelator, type EventCorrelator } from './event-correlator.js';
 import { sprintf } from './format.js';
 import type { EventBroadcaster, EventRecorder, EventSource, EventTarget, EventType } from './interfaces.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export const MAX_QUEUED_EVENTS = 1000;
 export const MAX_TRIES_PER_EVENT = 12;
@@ -226,7 +227,7 @@ class Broadcaster implements EventBroadcaster {
       }
     }
     if (create) {
-      const body = structuredClone(event) as Event & Record<string, unknown>;
+      const body = deepCopy(event) as Event & Record<string, unknown>;
       delete (body.metadata as { resourceVersion?: string }).resourceVersion;
       try {
         written = await events.create(body);

@@ -16,6 +16,7 @@ import type { Event } from 'kubernetes-types/core/v1.js';
 import type { Clock } from '../../util/clock/clock.js';
 import { rfc3339 } from '../../util/clock/clock.js';
 import { TokenBucket } from '../../util/workqueue/token-bucket.js';
+import { deepCopy } from '../../util/json/deep-copy.js';
 
 export const MAX_LRU_CACHE_ENTRIES = 4096;
 /** Distinct messages of similar events before aggregation starts. */
@@ -191,7 +192,7 @@ class Correlator implements EventCorrelator {
     let event = newEvent;
     let patch: CorrelateResult['patch'];
     if (last && last.count > 0) {
-      event = structuredClone(newEvent);
+      event = deepCopy(newEvent);
       const meta = { ...(event.metadata ?? {}) } as { name?: string; resourceVersion?: string; namespace?: string };
       meta.name = last.name;
       meta.resourceVersion = last.resourceVersion;

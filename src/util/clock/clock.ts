@@ -189,8 +189,16 @@ export class FakeClock implements Clock {
 
 /** RFC 3339 with second precision, as metav1.Time serialises: 2024-01-01T00:00:00Z. */
 export function rfc3339(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+  const second = Math.floor(ms / 1000);
+  // Writes stamp the current second many times over (creation, managedFields, conditions): format it once.
+  if (second !== lastSecond) {
+    lastSecond = second;
+    lastText = new Date(second * 1000).toISOString().replace('.000Z', 'Z');
+  }
+  return lastText;
 }
+let lastSecond = NaN;
+let lastText = '';
 
 /** RFC 3339 with microseconds, as metav1.MicroTime serialises: 2024-01-01T00:00:00.000000Z. */
 export function rfc3339Micro(ms: number): string {

@@ -27,6 +27,7 @@ import { matches, namespaceOf, type MatchDeps, type MatchedAt } from './matching
 import { collectParams, paramResourceFor, type ParamDeps } from './params.js';
 import type { PolicyHook } from './policy-source.js';
 import { validate, type PolicyDecision, type ValidateResult } from './validator.js';
+import { deepCopy } from '../../../util/json/deep-copy.js';
 
 export interface DispatchDeps extends MatchDeps, ParamDeps {
   logger: Logger;
@@ -107,7 +108,7 @@ export function celRequest(v: RequestView, at: MatchedAt): Record<string, unknow
     name: a.name,
     namespace: v.namespace,
     operation: a.operation,
-    userInfo: { username: u.username ?? '', uid: u.uid ?? '', groups: [...(u.groups ?? [])], extra: structuredClone(u.extra ?? {}) },
+    userInfo: { username: u.username ?? '', uid: u.uid ?? '', groups: [...(u.groups ?? [])], extra: deepCopy(u.extra ?? {}) },
     dryRun: a.dryRun,
     options: a.request?.options ?? null,
   };
@@ -119,12 +120,12 @@ export function celNamespace(ns: KubeObject | undefined): Record<string, unknown
   const m = ns.metadata ?? {};
   const meta: Record<string, unknown> = {};
   for (const k of ['name', 'generateName', 'namespace', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'labels', 'annotations', 'finalizers'] as const) {
-    if (m[k] !== undefined) meta[k] = structuredClone(m[k]);
+    if (m[k] !== undefined) meta[k] = deepCopy(m[k]);
   }
   const out: Record<string, unknown> = { metadata: meta };
   const n = ns as { spec?: unknown; status?: unknown };
-  if (n.spec !== undefined) out.spec = structuredClone(n.spec);
-  if (n.status !== undefined) out.status = structuredClone(n.status);
+  if (n.spec !== undefined) out.spec = deepCopy(n.spec);
+  if (n.status !== undefined) out.status = deepCopy(n.status);
   return out;
 }
 

@@ -7,6 +7,7 @@
 import type { Status } from '../../../api/types.js';
 import type { UserInfo } from '../../request-info.js';
 import { normalizeAsGo } from '../../go-json.js';
+import { deepCopy } from '../../../util/json/deep-copy.js';
 
 export interface GroupVersionKind {
   group: string;
@@ -50,14 +51,14 @@ function userInfo(u: UserInfo): Record<string, unknown> {
   if (u.username) out.username = u.username;
   if (u.uid) out.uid = u.uid;
   if (u.groups?.length) out.groups = [...u.groups];
-  if (u.extra && Object.keys(u.extra).length) out.extra = structuredClone(u.extra);
+  if (u.extra && Object.keys(u.extra).length) out.extra = deepCopy(u.extra);
   return out;
 }
 
 /** An object as Go's codec writes it (built-in kinds in struct field order). */
 function encoded(obj: unknown): unknown {
   if (obj === undefined || obj === null) return null;
-  const c = structuredClone(obj) as Record<string, unknown>;
+  const c = deepCopy(obj) as Record<string, unknown>;
   normalizeAsGo(c);
   return c;
 }

@@ -13,6 +13,7 @@
  */
 import type { Status } from '../../../api/types.js';
 import { newStatus, statusInGoOrder, StatusError } from '../../../client/errors.js';
+import { deepCopy } from '../../../util/json/deep-copy.js';
 
 /** ErrCallingWebhook: the webhook gave no usable answer. */
 export class CallingWebhookError extends Error {
@@ -34,7 +35,7 @@ export class CallingWebhookError extends Error {
 /** ToStatusErr: a webhook's refusal as the request's error. */
 export function webhookRejection(webhookName: string, result: Status | undefined | null): StatusError {
   const deniedBy = `admission webhook ${JSON.stringify(webhookName)} denied the request`;
-  const r: Status = result && typeof result === 'object' ? structuredClone(result) : { status: 'Failure' };
+  const r: Status = result && typeof result === 'object' ? deepCopy(result) : { status: 'Failure' };
   if (typeof r.code !== 'number' || r.code < 400) r.code = 400;
   if (!r.status || r.status === 'Success') r.status = 'Failure';
   if (r.message) r.message = `${deniedBy}: ${r.message}`;

@@ -11,6 +11,7 @@ import type { AdmissionAttributes } from '../admission.js';
 import type { ResourceTable, ServedResource } from '../../resources.js';
 import { present } from '../../store.js';
 import type { GroupVersionKind, GroupVersionResource } from './admission-review.js';
+import { deepCopy } from '../../../util/json/deep-copy.js';
 
 /** The stored location of a resource (equivalent resources share it). */
 function storageIdentity(r: ServedResource): string {
@@ -41,10 +42,10 @@ export function gvrOf(r: ServedResource): GroupVersionResource {
  * through their CRD's conversion (None, or the conversion webhook).
  */
 export async function convertObject(from: ServedResource, to: ServedResource, obj: KubeObject): Promise<KubeObject> {
-  if (from.group === to.group && from.version === to.version && from.resource === to.resource) return structuredClone(obj);
+  if (from.group === to.group && from.version === to.version && from.resource === to.resource) return deepCopy(obj);
   if (to.customResource || from.customResource) {
     const conv = to.convert ?? from.convert;
-    const src = structuredClone(obj);
+    const src = deepCopy(obj);
     src.apiVersion = apiVersionOf(from.group, from.version);
     if (!conv) {
       const out = present(to, src);
@@ -53,7 +54,7 @@ export async function convertObject(from: ServedResource, to: ServedResource, ob
     const [out] = await conv([src], to.version);
     return out!;
   }
-  const c = structuredClone(obj);
+  const c = deepCopy(obj);
   c.apiVersion = apiVersionOf(from.group, from.version);
   c.kind = from.kind;
   from.encode?.(c);
