@@ -188,25 +188,28 @@ class Factory {
 
   start(signal: AbortSignal): void {
     if (this.shuttingDown) return;
-    for (const [key, inf] of this.informers) {
-      if (this.running.has(key)) continue;
-      const ac = new AbortController();
-      const abort = () => ac.abort();
-      signal.addEventListener('abort', abort, { once: true });
-      this.stop.signal.addEventListener('abort', abort, { once: true });
-      if (signal.aborted) ac.abort();
-      const run = inf.run(ac.signal).then(
+    const starting = [...this.informers].filter(([key]) => !this.running.has(key));
+    if (starting.length === 0) return;
+    // The informers started now stop when `signal` or the factory's shutdown aborts: one listener on
+    // each, however many informers (Node warns past 10 listeners on one signal).
+    const stopThese = new AbortController();
+    setMaxListeners(0, stopThese.signal);
+    const abort = () => stopThese.abort();
+    signal.addEventListener('abort', abort, { once: true });
+    this.stop.signal.addEventListener('abort', abort, { once: true });
+    if (signal.aborted || this.stop.signal.aborted) stopThese.abort();
+    const runs = starting.map(([key, inf]) => {
+      const run = inf.run(stopThese.signal).then(
         () => undefined,
         (err: unknown) => this.log.error(err, { informer: key }, 'informer failed'),
       );
-      this.running.set(
-        key,
-        run.finally(() => {
-          signal.removeEventListener('abort', abort);
-          this.stop.signal.removeEventListener('abort', abort);
-        }),
-      );
-    }
+      this.running.set(key, run);
+      return run;
+    });
+    void Promise.all(runs).finally(() => {
+      signal.removeEventListener('abort', abort);
+      this.stop.signal.removeEventListener('abort', abort);
+    });
   }
 
   async waitForCacheSync(signal: AbortSignal): Promise<Map<string, boolean>> {
