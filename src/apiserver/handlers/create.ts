@@ -12,7 +12,7 @@ export async function handleCreate(s: RequestScope): Promise<void> {
   negotiateResponse(s);
   const dryRun = dryRunOf(s);
   const { obj, jsonText } = await readObjectAndText(s);
-  checkFields(s, obj, jsonText);
+  checkFields(s, obj, jsonText, undefined, undefined, true);
   trackWrite(s, undefined, obj);
   const created = await s.server.store.create(s.r, s.namespace, obj, { dryRun, user: s.user, admission: admissionInfo(s, writeOptionsOf(s, 'CreateOptions')) });
   writeRendered(s, 201, created);

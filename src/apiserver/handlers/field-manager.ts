@@ -36,6 +36,8 @@ export function checkFields(
   jsonText?: string,
   mode: FieldValidation = fieldValidationOf(s.query),
   strictError?: (problems: string[]) => Error,
+  /** readObjectAndText decoded `obj` into its kind's Go type already: do not do it again. */
+  decoded = false,
 ): void {
   const gvk = { group: s.r.group, version: s.r.version, kind: s.r.kind };
   const unknownFieldsOf = s.r.unknownFields ? (o: KubeObject) => s.r.unknownFields!(o) : undefined;
@@ -46,7 +48,7 @@ export function checkFields(
     jsonText,
     mode,
     prune: !s.r.customResource,
-    typed: !s.r.customResource,
+    typed: !s.r.customResource && !decoded,
     ...(unknownFieldsOf ? { unknownFieldsOf } : {}),
     ...(strictError ? { strictError } : {}),
   });

@@ -85,6 +85,50 @@ function deref(doc: SwaggerDocument, s: Schema | undefined): Schema | undefined 
   return cur;
 }
 
+/**
+ * What the walks need of one schema object, its $refs followed. Worked out
+ * on its first visit: every write request walks the same few schemas.
+ */
+interface Node {
+  /** x-kubernetes-preserve-unknown-fields: anything goes under it. */
+  preserve: boolean;
+  items: Schema | undefined;
+  /** Declared fields. */
+  props: Record<string, Schema> | undefined;
+  /** A map's value schema (`additionalProperties`). */
+  mapValues: Schema | undefined;
+}
+
+/** Nodes per document (a $ref means something else in another one) and schema object; schemas are read-only. */
+const nodeCaches = new WeakMap<SwaggerDocument, WeakMap<object, Node | null>>();
+
+function nodeCache(doc: SwaggerDocument): WeakMap<object, Node | null> {
+  let c = nodeCaches.get(doc);
+  if (!c) nodeCaches.set(doc, (c = new WeakMap()));
+  return c;
+}
+
+/** The node of `s` (null: no schema, e.g. a $ref to a missing definition). */
+function nodeOf(doc: SwaggerDocument, cache: WeakMap<object, Node | null>, s: Schema | undefined): Node | null {
+  // A schema is an object, or a function when a field named `constructor` finds Object.prototype's; only those can key a WeakMap.
+  if (s === undefined || s === null || (typeof s !== 'object' && typeof s !== 'function')) return resolvedNode(doc, s);
+  let n = cache.get(s);
+  if (n === undefined) cache.set(s, (n = resolvedNode(doc, s)));
+  return n;
+}
+
+function resolvedNode(doc: SwaggerDocument, schema: Schema | undefined): Node | null {
+  const s = deref(doc, schema);
+  if (!s) return null;
+  // Every node has every property, set in one order: one object shape keeps the walks' property reads fast.
+  return {
+    preserve: s['x-kubernetes-preserve-unknown-fields'] === true,
+    items: s.items as Schema | undefined,
+    props: s.properties as Record<string, Schema> | undefined,
+    mapValues: isPlainObject(s.additionalProperties) ? s.additionalProperties : undefined,
+  };
+}
+
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
@@ -112,48 +156,64 @@ export function decodeTyped(doc: SwaggerDocument, gvk: { group: string; version:
  */
 export function unknownFields(doc: SwaggerDocument, root: Schema, obj: unknown, prune = false): string[] {
   const out: string[] = [];
-  const walk = (value: unknown, schema: Schema | undefined, path: string): void => {
-    const s = deref(doc, schema);
-    if (!s || s['x-kubernetes-preserve-unknown-fields'] === true) return;
+  const cache = nodeCache(doc);
+  // The steps to the current value (field names, list indexes); its path is spelled only for an unknown field.
+  const steps: (string | number)[] = [];
+  const walk = (value: unknown, schema: Schema | undefined): void => {
+    const n = nodeOf(doc, cache, schema);
+    if (!n || n.preserve) return;
     if (Array.isArray(value)) {
-      const items = s.items as Schema | undefined;
-      if (items) value.forEach((v, i) => walk(v, items, `${path}[${i}]`));
-      return;
-    }
-    if (!isPlainObject(value)) return;
-    const props = s.properties as Record<string, Schema> | undefined;
-    if (props) {
-      for (const [k, v] of Object.entries(value)) {
-        const p = props[k];
-        if (!p) {
-          out.push(join(path, k));
-          if (prune) delete value[k];
-        } else walk(v, p, join(path, k));
+      const items = n.items;
+      if (!items) return;
+      for (let i = 0; i < value.length; i++) {
+        steps.push(i);
+        walk(value[i], items);
+        steps.pop();
       }
       return;
     }
-    const add = s.additionalProperties;
-    if (isPlainObject(add)) for (const [k, v] of Object.entries(value)) walk(v, add, join(path, k));
+    if (!isPlainObject(value)) return;
+    const props = n.props;
+    if (props) {
+      // Deleting the key being visited is safe in for..in.
+      for (const k in value) {
+        const p = props[k];
+        steps.push(k);
+        if (!p) {
+          out.push(tokensToPath(steps));
+          if (prune) delete value[k];
+        } else walk(value[k], p);
+        steps.pop();
+      }
+      return;
+    }
+    const add = n.mapValues;
+    if (!add) return;
+    for (const k in value) {
+      steps.push(k);
+      walk(value[k], add);
+      steps.pop();
+    }
   };
-  walk(obj, root, '');
+  walk(obj, root);
   return out;
 }
 
 /** True when `tokens` (field names and list indexes) name a field the schema declares. */
 function isDeclared(doc: SwaggerDocument, root: Schema, tokens: (string | number)[]): boolean {
+  const cache = nodeCache(doc);
   let s: Schema | undefined = root;
   for (const t of tokens) {
-    s = deref(doc, s);
-    if (!s || s['x-kubernetes-preserve-unknown-fields'] === true) return false;
+    const n = nodeOf(doc, cache, s);
+    if (!n || n.preserve) return false;
     if (typeof t === 'number') {
-      s = s.items as Schema | undefined;
+      s = n.items;
       continue;
     }
-    const props = s.properties as Record<string, Schema> | undefined;
-    if (props) {
-      s = props[t];
+    if (n.props) {
+      s = n.props[t];
       if (!s) return false;
-    } else if (isPlainObject(s.additionalProperties)) s = s.additionalProperties as Schema;
+    } else if (n.mapValues) s = n.mapValues;
     else return false;
   }
   return true;
@@ -174,48 +234,65 @@ export function duplicateKeys(text: string): (string | number)[][] {
   const out: (string | number)[][] = [];
   let i = 0;
   const n = text.length;
+  // Character codes rather than one-character strings: this scans every body.
+  const QUOTE = 0x22;
+  const BACKSLASH = 0x5c;
+  const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
   const ws = () => {
-    while (i < n && (text[i] === ' ' || text[i] === '\n' || text[i] === '\r' || text[i] === '\t')) i++;
+    while (i < n && isSpace(text.charCodeAt(i))) i++;
   };
-  const str = (): string => {
-    const start = i;
+  /** Moves past a string; true when it holds no escapes. */
+  const skipString = (): boolean => {
     i++;
     let simple = true;
-    while (i < n && text[i] !== '"') {
-      if (text[i] === '\\') {
+    while (i < n) {
+      const c = text.charCodeAt(i);
+      if (c === QUOTE) break;
+      if (c === BACKSLASH) {
         simple = false;
         i++;
       }
       i++;
     }
     i++;
-    return simple ? text.slice(start + 1, i - 1) : (JSON.parse(text.slice(start, i)) as string);
+    return simple;
+  };
+  const key = (): string => {
+    const start = i;
+    return skipString() ? text.slice(start + 1, i - 1) : (JSON.parse(text.slice(start, i)) as string);
   };
   // One path, extended and shortened as the scan descends: copies are made only for duplicates.
   const value = (path: (string | number)[]): void => {
     ws();
-    const c = text[i];
-    if (c === '{') {
+    const c = text.charCodeAt(i);
+    if (c === 0x7b /* { */) {
       i++;
-      const seen = new Set<string>();
       ws();
-      if (text[i] === '}') {
+      if (text.charCodeAt(i) === 0x7d /* } */) {
         i++;
         return;
       }
+      // Most objects have a few keys: a list is cheaper than a Set until they have many.
+      let keys: string[] | Set<string> = [];
       for (;;) {
         ws();
-        if (text[i] !== '"') throw new Error('bad json');
-        const k = str();
-        if (seen.has(k)) out.push([...path, k]);
-        seen.add(k);
+        if (text.charCodeAt(i) !== QUOTE) throw new Error('bad json');
+        const k = key();
+        if (Array.isArray(keys)) {
+          if (keys.includes(k)) out.push([...path, k]);
+          keys.push(k);
+          if (keys.length > 16) keys = new Set(keys);
+        } else {
+          if (keys.has(k)) out.push([...path, k]);
+          keys.add(k);
+        }
         ws();
         i++; // ':'
         path.push(k);
         value(path);
         path.pop();
         ws();
-        if (text[i] === ',') {
+        if (text.charCodeAt(i) === 0x2c /* , */) {
           i++;
           continue;
         }
@@ -223,10 +300,10 @@ export function duplicateKeys(text: string): (string | number)[][] {
         return;
       }
     }
-    if (c === '[') {
+    if (c === 0x5b /* [ */) {
       i++;
       ws();
-      if (text[i] === ']') {
+      if (text.charCodeAt(i) === 0x5d /* ] */) {
         i++;
         return;
       }
@@ -235,7 +312,7 @@ export function duplicateKeys(text: string): (string | number)[][] {
         value(path);
         path.pop();
         ws();
-        if (text[i] === ',') {
+        if (text.charCodeAt(i) === 0x2c /* , */) {
           i++;
           continue;
         }
@@ -243,11 +320,16 @@ export function duplicateKeys(text: string): (string | number)[][] {
         return;
       }
     }
-    if (c === '"') {
-      str();
+    if (c === QUOTE) {
+      // Only keys are compared: a string value is skipped, not decoded.
+      skipString();
       return;
     }
-    while (i < n && !',}] \n\r\t'.includes(text[i]!)) i++;
+    // A number, true, false or null: up to the next delimiter.
+    for (; i < n; i++) {
+      const d = text.charCodeAt(i);
+      if (d === 0x2c /* , */ || d === 0x7d /* } */ || d === 0x5d /* ] */ || isSpace(d)) break;
+    }
   };
   try {
     value([]);

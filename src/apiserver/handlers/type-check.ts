@@ -76,22 +76,48 @@ function goType(doc: SwaggerDocument, r: Resolved): string {
   return 'map[string]interface {}';
 }
 
-/** True when `v` decodes into the schema's type. */
-function accepts(r: Resolved, v: unknown): boolean {
+/** The JSON values a schema's Go type decodes from (see accepts). */
+type Accepts = 'any' | 'string or number' | 'string' | 'bool' | 'int32' | 'int64' | 'number' | 'array' | 'object';
+
+function acceptsOf(r: Resolved): Accepts {
   const s = r.schema;
-  if (!s || v === null) return true;
-  if (s.format === 'int-or-string' || s['x-kubernetes-int-or-string'] === true) return typeof v === 'string' || typeof v === 'number';
-  if (r.def === QUANTITY) return typeof v === 'string' || typeof v === 'number';
+  if (!s) return 'any';
+  if (s.format === 'int-or-string' || s['x-kubernetes-int-or-string'] === true) return 'string or number';
+  if (r.def === QUANTITY) return 'string or number';
   switch (s.type) {
     case 'string':
-      return typeof v === 'string';
+      return 'string';
     case 'boolean':
+      return 'bool';
+    case 'integer':
+      return s.format === 'int32' ? 'int32' : 'int64';
+    case 'number':
+      return 'number';
+    case 'array':
+      return 'array';
+    case 'object':
+      return 'object';
+  }
+  if (s.properties || (s.additionalProperties && typeof s.additionalProperties === 'object')) return 'object';
+  return 'any';
+}
+
+/** True when `v` (not null) decodes into a Go value that accepts `a`. */
+function accepts(a: Accepts, v: unknown): boolean {
+  switch (a) {
+    case 'any':
+      return true;
+    case 'string or number':
+      return typeof v === 'string' || typeof v === 'number';
+    case 'string':
+      return typeof v === 'string';
+    case 'bool':
       return typeof v === 'boolean';
-    case 'integer': {
-      // Go's int32 and int64 hold no fractions and nothing past their range.
-      const limit = s.format === 'int32' ? 2 ** 31 : 2 ** 63;
-      return typeof v === 'number' && Number.isInteger(v) && v >= -limit && v < limit;
-    }
+    // Go's int32 and int64 hold no fractions and nothing past their range.
+    case 'int32':
+      return typeof v === 'number' && Number.isInteger(v) && v >= -(2 ** 31) && v < 2 ** 31;
+    case 'int64':
+      return typeof v === 'number' && Number.isInteger(v) && v >= -(2 ** 63) && v < 2 ** 63;
     case 'number':
       return typeof v === 'number';
     case 'array':
@@ -99,8 +125,68 @@ function accepts(r: Resolved, v: unknown): boolean {
     case 'object':
       return typeof v === 'object' && !Array.isArray(v);
   }
-  if (s.properties || (s.additionalProperties && typeof s.additionalProperties === 'object')) return typeof v === 'object' && !Array.isArray(v);
-  return true;
+}
+
+/**
+ * What the walk needs of one schema object, worked out on its first visit:
+ * every write request walks the same few schemas, so following $refs,
+ * classifying the type and naming the Go struct once per schema (rather than
+ * once per value) is most of the check's cost saved. Schemas are read-only.
+ */
+interface Node {
+  schema: Schema | undefined;
+  def: string | undefined;
+  /** x-kubernetes-preserve-unknown-fields: nothing under it is checked. */
+  preserve: boolean;
+  accepts: Accepts;
+  /** The Go struct a definition decodes into (`PodSpec`), naming the fields under it. */
+  owner: string | undefined;
+  /** Declared fields (struct fields). */
+  props: Record<string, Schema> | undefined;
+  /** A map's value schema (`additionalProperties`), when no fields are declared. */
+  mapSchema: Schema | undefined;
+  /** The nodes of declared fields, of array elements and of map values (`additionalProperties`), made on first use. */
+  fieldNodes: Map<string, Node> | undefined;
+  items: Node | undefined;
+  mapValues: Node | undefined;
+}
+
+/** Nodes per document (a $ref means something else in another one) and schema object. */
+const nodeCaches = new WeakMap<SwaggerDocument, WeakMap<object, Node>>();
+const noSchema: Node = { schema: undefined, def: undefined, preserve: false, accepts: 'any', owner: undefined, props: undefined, mapSchema: undefined, fieldNodes: undefined, items: undefined, mapValues: undefined };
+
+function nodeCache(doc: SwaggerDocument): WeakMap<object, Node> {
+  let c = nodeCaches.get(doc);
+  if (!c) nodeCaches.set(doc, (c = new WeakMap()));
+  return c;
+}
+
+function nodeOf(cache: WeakMap<object, Node>, doc: SwaggerDocument, s: Schema | undefined): Node {
+  if (s === undefined) return noSchema;
+  // A schema is an object, or a function when a field named `constructor` finds Object.prototype's; only those can key a WeakMap.
+  if (typeof s !== 'object' && typeof s !== 'function') return resolvedNode(doc, s);
+  let n = cache.get(s);
+  if (!n) cache.set(s, (n = resolvedNode(doc, s)));
+  return n;
+}
+
+function resolvedNode(doc: SwaggerDocument, s: Schema | undefined): Node {
+  const r = resolve(doc, s);
+  const schema = r.schema;
+  const props = schema?.properties as Record<string, Schema> | undefined;
+  // Every node has every property, set in one order: one object shape keeps the walk's property reads fast.
+  return {
+    schema,
+    def: r.def,
+    preserve: schema?.['x-kubernetes-preserve-unknown-fields'] === true,
+    accepts: acceptsOf(r),
+    owner: r.def ? goTypeName(r.def).split('.')[1] : undefined,
+    props,
+    mapSchema: !props && schema?.additionalProperties && typeof schema.additionalProperties === 'object' ? (schema.additionalProperties as Schema) : undefined,
+    fieldNodes: undefined,
+    items: undefined,
+    mapValues: undefined,
+  };
 }
 
 /** The value as Go's UnmarshalTypeError names it: `number 1.5` for a number that does not fit, else its JSON kind. */
@@ -120,34 +206,62 @@ interface TypeMismatch {
 
 /** The first value of `obj` of the wrong type under `root`, the Go struct `rootStruct` (named in paths of its own fields). */
 function firstMismatch(doc: SwaggerDocument, root: Schema, obj: unknown, rootStruct = ''): TypeMismatch | undefined {
-  const walk = (value: unknown, r: Resolved, path: string, fullPath: string, struct: string): TypeMismatch | undefined => {
-    const s = r.schema;
-    if (!s || value === null || value === undefined || s['x-kubernetes-preserve-unknown-fields'] === true) return undefined;
-    if (!accepts(r, value)) return { path, fullPath, struct, value, type: goType(doc, r) };
-    const owner = r.def ? goTypeName(r.def).split('.')[1]! : struct;
+  const cache = nodeCache(doc);
+  // The steps to the current value (field names, map keys, list indexes) and
+  // which are struct fields; the paths are spelled only for a mismatch.
+  const steps: (string | number)[] = [];
+  const isField: boolean[] = [];
+  const mismatch = (value: unknown, r: Resolved, struct: string): TypeMismatch => {
+    let path = '';
+    let fullPath = '';
+    for (let i = 0; i < steps.length; i++) {
+      const k = steps[i]!;
+      fullPath = typeof k === 'number' ? `${fullPath}[${k}]` : `${fullPath}.${k}`;
+      if (isField[i]) path = path ? `${path}.${k}` : (k as string);
+    }
+    return { path, fullPath, struct, value, type: goType(doc, r) };
+  };
+  const walk = (value: unknown, n: Node, struct: string): TypeMismatch | undefined => {
+    const s = n.schema;
+    if (!s || value === null || value === undefined || n.preserve) return undefined;
+    if (!accepts(n.accepts, value)) return mismatch(value, n, struct);
+    const owner = n.def ? n.owner! : struct;
     if (Array.isArray(value)) {
-      const items = resolve(doc, s.items as Schema | undefined);
+      const items = (n.items ??= nodeOf(cache, doc, s.items as Schema | undefined));
       for (let i = 0; i < value.length; i++) {
-        const m = walk(value[i], items, path, `${fullPath}[${i}]`, owner);
+        steps.push(i);
+        isField.push(false);
+        const m = walk(value[i], items, owner);
         if (m) return m;
+        steps.pop();
+        isField.pop();
       }
       return undefined;
     }
     if (typeof value !== 'object') return undefined;
-    const props = s.properties as Record<string, Schema> | undefined;
-    const mapValues = !props && s.additionalProperties && typeof s.additionalProperties === 'object' ? resolve(doc, s.additionalProperties as Schema) : undefined;
-    for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    const props = n.props;
+    const mapValues = n.mapSchema ? (n.mapValues ??= nodeOf(cache, doc, n.mapSchema)) : undefined;
+    if (!props && !mapValues) return undefined;
+    const o = value as Record<string, unknown>;
+    for (const k in o) {
+      let child = mapValues ?? n.fieldNodes?.get(k);
+      if (!child) {
+        const p = props![k];
+        if (!p) continue; // an unknown field: field validation's business
+        child = nodeOf(cache, doc, p);
+        (n.fieldNodes ??= new Map()).set(k, child);
+      }
+      steps.push(k);
       // Go names struct fields in the path, not map keys (`ObjectMeta.metadata.labels`).
-      const m = mapValues
-        ? walk(v, mapValues, path, `${fullPath}.${k}`, owner)
-        : props?.[k]
-          ? walk(v, resolve(doc, props[k]), path ? `${path}.${k}` : k, `${fullPath}.${k}`, owner)
-          : undefined;
+      isField.push(!mapValues);
+      const m = walk(o[k], child, owner);
       if (m) return m;
+      steps.pop();
+      isField.pop();
     }
     return undefined;
   };
-  return walk(obj, resolve(doc, root), '', '', rootStruct);
+  return walk(obj, nodeOf(cache, doc, root), rootStruct);
 }
 
 /** Throws kube-apiserver's 400 when a value of `obj` has the wrong JSON type for `root`. */

@@ -18,7 +18,7 @@ export async function handleUpdate(s: RequestScope, subresource = ''): Promise<v
     throw badRequest(`the name of the object (${name}) does not match the name on the URL (${s.name})`);
   }
   obj.metadata = { ...(obj.metadata ?? {}), name: s.name };
-  checkFields(s, obj, jsonText);
+  checkFields(s, obj, jsonText, undefined, undefined, true);
   // managedFields are computed against the object read here; a write racing
   // between this read and the store's may be attributed to the old state.
   const cur = await s.server.store.getStored(s.r, s.namespace, s.name);
