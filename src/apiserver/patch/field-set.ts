@@ -49,91 +49,197 @@ export function itemKeyToken(item: JsonObject, keys: readonly string[]): string 
 
 /** The set of fields `obj` sets. `includeStatus` for the status subresource's writers. */
 export function fieldSetOf(obj: JsonObject, schema: SchemaNode, includeStatus = false): FieldSet {
-  const out: FieldSet = new Set();
+  const w: Walk = { out: new Set() };
+  walkRoot(w, obj, schema, includeStatus);
+  return w.out;
+}
+
+/**
+ * fieldSetOf(obj) and, in the set's order, the paths a write from `old` to
+ * `obj` changed: all of them without `old`; else a path whose value is an
+ * object or a non-atomic list is changed when `old` has no value there, any
+ * other when the values differ. Values are found as `newValueLookup` finds
+ * them (the first list item matching a key), computed along the walk rather
+ * than looked up path by path afterwards.
+ */
+export function fieldSetAndChanges(obj: JsonObject, old: unknown, schema: SchemaNode, includeStatus = false): { set: FieldSet; changed: string[] } {
+  const w: Walk = { out: new Set(), changes: { changed: [], old } };
+  walkRoot(w, obj, schema, includeStatus);
+  return { set: w.out, changed: w.changes!.changed };
+}
+
+/** One walk over an object: the set it fills and, when diffing, what changed. */
+interface Walk {
+  out: FieldSet;
+  changes?: { changed: string[]; old: unknown };
+}
+
+const join = (prefix: string, token: string): string => (prefix === '' ? token : `${prefix}${SEP}${token}`);
+
+function walkRoot(w: Walk, obj: JsonObject, schema: SchemaNode, includeStatus: boolean): void {
+  const old = w.changes?.old;
   for (const [k, v] of Object.entries(obj)) {
     if (k === 'apiVersion' || k === 'kind' || (k === 'status' && !includeStatus) || v === undefined) continue;
     if (k === 'metadata' && isObject(v)) {
       const ms = childSchema(schema, 'metadata');
-      for (const [mk, mv] of Object.entries(v)) if (!ignoredMetadata.has(mk) && mv !== undefined) walkField(['f:metadata'], mk, mv, ms, out);
+      // 'f:metadata' itself is not a member; its fields are looked up below obj.metadata (an own property: Object.entries found it).
+      const oldMeta = w.changes ? fieldValue(old, 'metadata') : undefined;
+      for (const [mk, mv] of Object.entries(v)) if (!ignoredMetadata.has(mk) && mv !== undefined) walkField(w, 'f:metadata', mk, mv, ms, v, oldMeta);
       continue;
     }
-    walkField([], k, v, schema, out);
+    walkField(w, '', k, v, schema, obj, old);
   }
-  return out;
 }
 
-function walkField(prefix: string[], k: string, v: unknown, schema: SchemaNode, out: FieldSet): void {
-  const path = [...prefix, `f:${k}`];
+/** matchToken for an `f:` token: the own property `name` of an object. */
+function fieldValue(container: unknown, name: string): unknown {
+  return isObject(container) && Object.prototype.hasOwnProperty.call(container, name) ? container[name] : undefined;
+}
+
+/** matchToken's value for a list item token (`k:`, `v:`); undefined when `list` is not a list. */
+function itemValue(list: unknown, token: string): unknown {
+  return Array.isArray(list) ? matchToken(list, token)?.value : undefined;
+}
+
+/**
+ * Adds `key` to the walk's set; when diffing and the key is new, records it
+ * as changed per fieldSetAndChanges. `nv`/`ov` are the looked-up values at the
+ * path; `meta` is the path's field meta (undefined for list items).
+ */
+function add(w: Walk, key: string, nv: unknown, ov: unknown, meta: FieldMeta | undefined): void {
+  if (w.out.has(key)) return;
+  w.out.add(key);
+  const c = w.changes;
+  if (!c) return;
+  if (!c.old) c.changed.push(key);
+  else if (isObject(nv) || (Array.isArray(nv) && listKindOf(meta).kind !== 'atomic') ? ov === undefined : !jsonEqual(nv, ov)) c.changed.push(key);
+}
+
+/**
+ * Walks field `k` (value `v`) of an object under `prefix`. `np`/`op` are the
+ * looked-up values of the parent path in the new and old object (only used
+ * when diffing).
+ */
+function walkField(w: Walk, prefix: string, k: string, v: unknown, schema: SchemaNode, np: unknown, op: unknown): void {
+  const path = join(prefix, `f:${k}`);
+  const diffing = !!w.changes?.old;
+  const nv = diffing ? fieldValue(np, k) : undefined;
+  const ov = diffing ? fieldValue(op, k) : undefined;
   if (isObject(v)) {
     const sub = childSchema(schema, k);
     const isStruct = sub?.kind === 'struct';
-    if (!isStruct || Object.keys(v).length === 0) out.add(pathKey(path));
-    walkObject(path, v, sub, out);
+    if (!isStruct || Object.keys(v).length === 0) add(w, path, nv, ov, diffing && Array.isArray(nv) ? fieldMeta(schema, k) : undefined);
+    walkObject(w, path, v, sub, nv, ov);
     return;
   }
   if (Array.isArray(v)) {
-    const lk = listKindOf(fieldMeta(schema, k));
-    out.add(pathKey(path));
+    const meta = fieldMeta(schema, k);
+    const lk = listKindOf(meta);
+    add(w, path, nv, ov, meta);
     if (lk.kind === 'atomic') return;
     const items = itemSchema(schema, k);
     for (const item of v) {
-      if (lk.kind === 'set') out.add(pathKey([...path, `v:${JSON.stringify(item)}`]));
-      else if (isObject(item)) {
-        const ip = [...path, itemKeyToken(item, lk.keys)];
-        out.add(pathKey(ip));
-        walkObject(ip, item, items, out);
+      if (lk.kind === 'set') {
+        const token = `v:${JSON.stringify(item)}`;
+        add(w, join(path, token), diffing ? itemValue(nv, token) : undefined, diffing ? itemValue(ov, token) : undefined, undefined);
+      } else if (isObject(item)) {
+        const token = itemKeyToken(item, lk.keys);
+        const ip = join(path, token);
+        const niv = diffing ? itemValue(nv, token) : undefined;
+        const oiv = diffing ? itemValue(ov, token) : undefined;
+        add(w, ip, niv, oiv, undefined);
+        walkObject(w, ip, item, items, niv, oiv);
       }
     }
     return;
   }
-  out.add(pathKey(path));
+  add(w, path, nv, ov, diffing && Array.isArray(nv) ? fieldMeta(schema, k) : undefined);
 }
 
-function walkObject(prefix: string[], obj: JsonObject, schema: SchemaNode, out: FieldSet): void {
-  for (const [k, v] of Object.entries(obj)) if (v !== undefined && v !== null) walkField(prefix, k, v, schema, out);
+function walkObject(w: Walk, prefix: string, obj: JsonObject, schema: SchemaNode, np: unknown, op: unknown): void {
+  for (const [k, v] of Object.entries(obj)) if (v !== undefined && v !== null) walkField(w, prefix, k, v, schema, np, op);
+}
+
+/** A node of the tree toFieldsV1 builds: its children by token, and whether its own path is in the set. */
+interface TreeNode {
+  children: Map<string, TreeNode>;
+  member: boolean;
 }
 
 /** The FieldsV1 tree of a set (`{"f:spec":{"f:replicas":{}}}`, `"."` for members with children). */
 export function toFieldsV1(set: FieldSet): JsonObject {
-  const root: JsonObject = {};
-  for (const key of [...set].sort()) {
-    let node = root;
-    for (const t of pathTokens(key)) node = (node[t] ??= {}) as JsonObject;
-  }
-  // A member that has children is marked with ".".
-  const mark = (node: JsonObject, isMember: (path: string[]) => boolean, path: string[]) => {
-    for (const [t, child] of Object.entries(node)) {
-      const p = [...path, t];
-      const c = child as JsonObject;
-      if (Object.keys(c).length > 0) {
-        if (isMember(p)) c['.'] = {};
-        mark(c, isMember, p);
-      }
-    }
+  const root: TreeNode = { children: new Map(), member: false };
+  // Nodes by path key: a path's node is its parent's child, so shared prefixes are found once rather than split per key.
+  // (The root is not in `nodes`: as a parent, key '' is the one-token path [''], as pathTokens splits "\n".)
+  const nodes = new Map<string, TreeNode>();
+  const nodeOf = (key: string): TreeNode => {
+    let node = nodes.get(key);
+    if (node) return node;
+    const i = key.lastIndexOf(SEP);
+    const parent = i < 0 ? root : nodeOf(key.slice(0, i));
+    const t = i < 0 ? key : key.slice(i + 1);
+    node = parent.children.get(t);
+    if (!node) parent.children.set(t, (node = { children: new Map(), member: false }));
+    nodes.set(key, node);
+    return node;
   };
-  mark(root, (p) => set.has(pathKey(p)), []);
-  return sortTree(root);
+  for (const key of set) (key === '' ? root : nodeOf(key)).member = true; // pathTokens('') is []
+  return emitTree(root, true);
 }
 
-function sortTree(node: JsonObject): JsonObject {
+/** A tree node as FieldsV1, keys sorted; a member (not the root) that has children is marked with ".". */
+function emitTree(node: TreeNode, isRoot: boolean): JsonObject {
+  const dot = !isRoot && node.member && node.children.size > 0;
+  const keys = [...node.children.keys()];
+  if (dot && !node.children.has('.')) keys.push('.');
+  keys.sort();
   const out: JsonObject = {};
-  for (const k of Object.keys(node).sort()) out[k] = sortTree(node[k] as JsonObject);
+  // The "." mark replaces a child spelled "." (only a token with a newline in a client's tree can split into one).
+  for (const k of keys) out[k] = k === '.' && dot ? {} : emitTree(node.children.get(k)!, false);
   return out;
 }
 
 /** Parses a FieldsV1 tree back into a set. */
 export function fromFieldsV1(tree: unknown): FieldSet {
+  return readFieldsV1(tree).set;
+}
+
+/**
+ * fromFieldsV1, and whether the tree is canonical: exactly what toFieldsV1
+ * makes of the set (objects only, keys sorted, no newline or empty token,
+ * "." as `{}` exactly on members with children, none at the root). A caller
+ * whose set has not changed can then copy the tree rather than rebuild it.
+ */
+export function readFieldsV1(tree: unknown): { set: FieldSet; canonical: boolean } {
   const out: FieldSet = new Set();
-  const walk = (node: unknown, path: string[]) => {
-    if (!isObject(node)) return;
+  let canonical = isObject(tree);
+  const walk = (node: unknown, key: string, depth: number) => {
+    if (!isObject(node)) {
+      canonical = false;
+      return;
+    }
     const keys = Object.keys(node);
-    if (keys.length === 0 && path.length) out.add(pathKey(path));
+    if (keys.length === 0 && depth) out.add(key);
+    let prev: string | undefined;
     for (const t of keys) {
-      if (t === '.') out.add(pathKey(path));
-      else walk(node[t], [...path, t]);
+      // Tokens are 'f:', 'k:', 'v:', 'i:' plus text: never integer-like, so the object keeps the sorted order.
+      if ((prev !== undefined && !(prev < t)) || (t !== '.' && (t[1] !== ':' || t.includes(SEP)))) canonical = false;
+      prev = t;
+      if (t === '.') {
+        const v = node[t];
+        if (!depth || keys.length === 1 || !isObject(v) || Object.keys(v).length > 0) canonical = false;
+        out.add(key);
+      } else walk(node[t], depth ? `${key}${SEP}${t}` : t, depth + 1);
     }
   };
-  walk(tree, []);
+  walk(tree, '', 0);
+  return { set: out, canonical };
+}
+
+/** A copy of a FieldsV1 tree of plain objects (as readFieldsV1 found canonical). */
+export function copyFieldsV1(tree: JsonObject): JsonObject {
+  const out: JsonObject = {};
+  for (const k of Object.keys(tree)) out[k] = copyFieldsV1(tree[k] as JsonObject);
   return out;
 }
 

@@ -14,7 +14,7 @@
 import type { GroupVersionKind, KubeObject } from '../../api/types.js';
 import { StatusError, newStatus } from '../../client/errors.js';
 import type { ManagedFieldsEntry } from 'kubernetes-types/meta/v1.js';
-import { SEP, displayPath, fieldSetOf, pathKey, fromFieldsV1, itemKeyToken, listKindOf, newValueLookup, pathTokens, removeAt, toFieldsV1, valueAt, type FieldSet } from './field-set.js';
+import { SEP, copyFieldsV1, displayPath, fieldSetAndChanges, fieldSetOf, pathKey, readFieldsV1, itemKeyToken, listKindOf, pathTokens, removeAt, toFieldsV1, valueAt, type FieldSet } from './field-set.js';
 import { isObject, jsonEqual, type JsonObject } from './json-value.js';
 import { childSchema, fieldMeta, genericObjectSchema, itemSchema, schemaForKind, type SchemaNode } from './schema.js';
 import { deepCopy } from '../../util/json/deep-copy.js';
@@ -50,14 +50,25 @@ export function defaultFieldManager(fieldManager: string | undefined | null, use
 interface Owned {
   entry: ManagedFieldsEntry;
   set: FieldSet;
+  /**
+   * The entry's fieldsV1 when it is exactly toFieldsV1(set) (readFieldsV1's
+   * `canonical`), for writeEntries to copy rather than rebuild; whoever
+   * changes `set` clears it (recordUpdate does; serverSideApply never keeps it).
+   */
+  tree?: JsonObject;
 }
 
-function readEntries(obj: KubeObject | undefined): Owned[] {
-  return (obj?.metadata?.managedFields ?? []).map((entry) => ({ entry: { ...entry }, set: fromFieldsV1(entry.fieldsV1) }));
+function readEntries(obj: KubeObject | undefined, keepTrees = false): Owned[] {
+  return (obj?.metadata?.managedFields ?? []).map((entry) => {
+    const { set, canonical } = readFieldsV1(entry.fieldsV1);
+    const o: Owned = { entry: { ...entry }, set };
+    if (keepTrees && canonical) o.tree = entry.fieldsV1 as JsonObject;
+    return o;
+  });
 }
 
 function writeEntries(obj: KubeObject, owned: Owned[]): void {
-  const entries = owned.filter((o) => o.set.size > 0).map((o) => ({ ...o.entry, fieldsType: 'FieldsV1', fieldsV1: toFieldsV1(o.set) }));
+  const entries = owned.filter((o) => o.set.size > 0).map((o) => ({ ...o.entry, fieldsType: 'FieldsV1', fieldsV1: o.tree ? copyFieldsV1(o.tree) : toFieldsV1(o.set) }));
   obj.metadata = { ...(obj.metadata ?? {}) };
   if (entries.length) obj.metadata.managedFields = entries;
   else delete obj.metadata.managedFields;
@@ -222,27 +233,21 @@ export function recordUpdate(old: KubeObject | undefined, updated: KubeObject, m
   const gvk = opts.gvk ?? gvkOf(updated);
   const schema = schemaOf(gvk, opts.isCustomResource);
   const includeStatus = opts.subresource === 'status';
-  const newSet = fieldSetOf(updated as JsonObject, schema, includeStatus);
+  const { set: newSet, changed } = fieldSetAndChanges(updated as JsonObject, old, schema, includeStatus);
   // Entries come from the old object: a client cannot rewrite ownership by sending managedFields in an update
   // unless it sends a changed list (then upstream takes it as given).
   const sent = updated.metadata?.managedFields;
   const prior = old?.metadata?.managedFields;
-  const owned = sent && !jsonEqual(sent, prior) ? readEntries(updated) : readEntries(old);
-  const newAt = newValueLookup(updated);
-  const oldAt = newValueLookup(old);
-  const changed = [...newSet].filter((p) => {
-    if (!old) return true;
-    const nv = newAt(p);
-    const ov = oldAt(p);
-    if (isObject(nv) || (Array.isArray(nv) && listKindOf(fieldMetaAt(schema, p)).kind !== 'atomic')) return ov === undefined;
-    return !jsonEqual(nv, ov);
-  });
+  const owned = sent && !jsonEqual(sent, prior) ? readEntries(updated, true) : readEntries(old, true);
   // A write that does not carry status (the main resource) leaves the status fields' owners alone.
   const statusPrefix = pathKey(['f:status']);
   const outOfScope = (p: string) => !includeStatus && (p === statusPrefix || p.startsWith(`${statusPrefix}${SEP}`));
+  const drop = (o: Owned, p: string) => {
+    if (o.set.delete(p)) o.tree = undefined;
+  };
   for (const o of owned) {
-    for (const p of [...o.set]) if (!newSet.has(p) && !outOfScope(p)) o.set.delete(p);
-    if (!(o.entry.manager === manager && o.entry.operation === 'Update')) for (const p of changed) o.set.delete(p);
+    for (const p of o.set) if (!newSet.has(p) && !outOfScope(p)) drop(o, p);
+    if (!(o.entry.manager === manager && o.entry.operation === 'Update')) for (const p of changed) drop(o, p);
   }
   if (changed.length) {
     const sub = opts.subresource ?? '';
@@ -254,7 +259,11 @@ export function recordUpdate(old: KubeObject | undefined, updated: KubeObject, m
     }
     mine.entry.time = now;
     mine.entry.apiVersion = apiVersionOf(gvk);
-    for (const p of changed) mine.set.add(p);
+    for (const p of changed) {
+      if (mine.set.has(p)) continue;
+      mine.set.add(p);
+      mine.tree = undefined;
+    }
   }
   writeEntries(updated, owned);
 }

@@ -28,3 +28,12 @@ test('deepCopy gives what structuredClone gives for members that are not plain J
   assert.equal(deepCopy('s'), 's');
   assert.equal(deepCopy(undefined), undefined);
 });
+
+test('deepCopy keeps a decoded "__proto__" member as a member', () => {
+  const src = JSON.parse('{"metadata":{"__proto__":{"polluted":true},"name":"x"}}') as { metadata: Record<string, unknown> };
+  const c = deepCopy(src);
+  assert.equal(Object.getPrototypeOf(c.metadata), Object.prototype);
+  assert.deepEqual(Object.keys(c.metadata), ['__proto__', 'name']);
+  assert.equal((c.metadata as { polluted?: boolean }).polluted, undefined);
+  assert.deepEqual(JSON.stringify(c), JSON.stringify(src));
+});

@@ -10,13 +10,19 @@
 export function deepCopy<T>(v: T): T {
   if (typeof v !== 'object' || v === null) return v;
   if (Array.isArray(v)) {
+    if (Object.getPrototypeOf(v) !== Array.prototype) return structuredClone(v);
     const out: unknown[] = new Array(v.length);
-    for (let i = 0; i < v.length; i++) out[i] = deepCopy(v[i] as unknown);
+    for (let i = 0; i < v.length; i++) if (i in v) out[i] = deepCopy(v[i] as unknown);
     return out as T;
   }
   const proto: unknown = Object.getPrototypeOf(v);
   if (proto !== Object.prototype && proto !== null) return structuredClone(v);
   const out: Record<string, unknown> = {};
-  for (const k in v) out[k] = deepCopy((v as Record<string, unknown>)[k]);
+  for (const k in v) {
+    const x = deepCopy((v as Record<string, unknown>)[k]);
+    // JSON.parse makes "__proto__" an own member; assigning it would set the copy's prototype instead.
+    if (k === '__proto__') Object.defineProperty(out, k, { value: x, enumerable: true, writable: true, configurable: true });
+    else out[k] = x;
+  }
   return out as T;
 }

@@ -3,7 +3,8 @@
  * members: what comparing their canonical (sorted-key) JSON texts says,
  * without building them. Members whose value is undefined count as absent;
  * undefined as an array element or as the whole value counts as null, as
- * JSON.stringify writes them.
+ * JSON.stringify writes them. (patch/json-value's jsonEqual is for decoded
+ * JSON, where no member is undefined, and counts such members as present.)
  */
 export function jsonEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
