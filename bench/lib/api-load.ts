@@ -20,8 +20,8 @@ export interface LoadJob {
   prefix: string;
   /**
    * Operations run first and not counted, so both the client's and a
-   * JIT-compiled server's code is warm: creates of `${prefix}warm-${i}`, or
-   * gets of the first names (default count / 5).
+   * JIT-compiled server's code is warm (steady-state throughput): creates of
+   * `${prefix}warm-${i}`, or gets of the first names (default: count).
    */
   warmup?: number;
 }
@@ -63,7 +63,7 @@ export async function runLoad(job: LoadJob): Promise<LoadResult> {
   };
   // Warm the connections first so TLS handshakes are not in the numbers.
   await Promise.all(Array.from({ length: job.concurrency }, () => request(`${job.url}/version`, { dispatcher: agent, headers: { authorization: auth } }).then((r) => r.body.dump())));
-  const warmup = job.warmup ?? Math.floor(job.count / 5);
+  const warmup = job.warmup ?? job.count;
   let w = 0;
   await Promise.all(
     Array.from({ length: job.concurrency }, async () => {
