@@ -84,6 +84,6 @@ export async function run(): Promise<string[]> {
       out.push(`${COUNT} ConfigMap ${op}s, ${concurrency} client${concurrency > 1 ? 's' : ''}: real ${fmt(r)}; kcm ${fmt(k)}; kcm/real throughput ${ratio(k.rate, r.rate)}, p99 ${ratio(k.p99, r.p99)}, CPU ${ratio(k.cpu, r.cpu)}`);
     }
   }
-  out.push(`server peak RSS: real (kube-apiserver + etcd) ${real.rssMB.toFixed(0)} MB, kcm ${kcm.rssMB.toFixed(0)} MB (${ratio(kcm.rssMB, real.rssMB)})`);
+  out.push(`server peak RSS: real (kube-apiserver + etcd) ${real.rssMB.toFixed(0)} MB, kcm ${kcm.rssMB.toFixed(0)} MB; kcm/real ${ratio(kcm.rssMB, real.rssMB)}`);
   return out;
 }

@@ -99,7 +99,7 @@ export async function run(): Promise<string[]> {
     for (const p of ['converge', 'cascade'] as const) {
       out.push(`${p} of ${DEPLOYMENTS} Deployments x ${REPLICAS}, ${label}: real ${fmt(real[p])}; kcm ${fmt(kcm[p])}; kcm/real time ${ratio(kcm[p].seconds, real[p].seconds)}, CPU ${ratio(kcm[p].cpu, real[p].cpu)}, requests ${ratio(kcm[p].requests, real[p].requests)}`);
     }
-    out.push(`controller manager peak RSS, ${label}: real ${real.rssMB.toFixed(0)} MB, kcm ${kcm.rssMB.toFixed(0)} MB (${ratio(kcm.rssMB, real.rssMB)})`);
+    out.push(`controller manager peak RSS, ${label}: real ${real.rssMB.toFixed(0)} MB, kcm ${kcm.rssMB.toFixed(0)} MB; kcm/real ${ratio(kcm.rssMB, real.rssMB)}`);
   }
   return out;
 }

@@ -73,3 +73,15 @@ export function newRestConfig(partial: Partial<RestConfig> & { host: string }): 
     userAgent: partial.userAgent ?? DEFAULT_USER_AGENT,
   };
 }
+
+/**
+ * The configuration of a component's leader-election client, made as
+ * kube-controller-manager and kube-scheduler make theirs: the component's,
+ * with "/leader-election" added to the user agent and the renew deadline as
+ * the request timeout. Its own client, so its own rate limiter: a burst of
+ * the component's writes (a thousand pods and their events) never queues a
+ * lease renewal past its deadline.
+ */
+export function leaderElectionRestConfig(base: RestConfig, renewDeadlineMs: number): RestConfig {
+  return { ...base, userAgent: `${base.userAgent}/leader-election`, timeoutMs: renewDeadlineMs };
+}

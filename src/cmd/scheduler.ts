@@ -15,6 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { register as defaultRegistry } from 'prom-client';
 import { loadKubeconfig } from '../client/kubeconfig.js';
 import { newKubeClient } from '../client/client.js';
+import { leaderElectionRestConfig, newRestConfig } from '../client/rest-config.js';
 import { readFileSync } from 'node:fs';
 import { parseSchedulerConfiguration, SchedulerConfigError, type SchedulerConfiguration } from '../scheduler/config.js';
 import { newScheduler } from '../scheduler/scheduler.js';
@@ -115,7 +116,6 @@ export async function run(args: string[]): Promise<number> {
       return 1;
     }
     // --master alone: an unauthenticated (or insecure test) server.
-    const { newRestConfig } = await import('../client/rest-config.js');
     config = newRestConfig({ host: v.master });
   }
   if (v.master) config = { ...config, host: v.master };
@@ -163,6 +163,7 @@ export async function run(args: string[]): Promise<number> {
   const ac = new AbortController();
   const release = onTerminationSignal(() => ac.abort(), { log });
   let code = 0;
+  const closeLater: { close(): Promise<void> }[] = [];
   const runScheduler = async (signal: AbortSignal) => {
     const informers = newSharedInformerFactory(client, { clock, logger: log.child({}, 'informers') });
     const profiles = schedConfig?.profilesFor({ client, clock });
@@ -184,8 +185,11 @@ export async function run(args: string[]): Promise<number> {
   };
   try {
     if (v['leader-elect']) {
+      // The lease through a client of its own (own rate limiter), as kube-scheduler's leaderElectionClient.
+      const leClient = newKubeClient(leaderElectionRestConfig(config, v['leader-elect-renew-deadline']), { clock, logger: newLogger('client'), metricsRegistry: registry });
+      closeLater.push(leClient);
       const elector = newLeaderElector({
-        client,
+        client: leClient,
         clock,
         logger: log.child({}, 'leaderelection'),
         lock: { namespace: v['leader-elect-resource-namespace'], name: v['leader-elect-resource-name'], identity },
@@ -223,6 +227,7 @@ export async function run(args: string[]): Promise<number> {
     release();
     await broadcaster.shutdown();
     await client.close();
+    for (const c of closeLater) await c.close();
     await stopServing();
   }
   return code;

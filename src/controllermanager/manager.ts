@@ -17,7 +17,7 @@ import { setMaxListeners } from 'node:events';
 import type { Registry } from 'prom-client';
 import { register as defaultRegistry } from 'prom-client';
 import { newKubeClient, type KubeClient } from '../client/client.js';
-import type { RestConfig } from '../client/rest-config.js';
+import { leaderElectionRestConfig, type RestConfig } from '../client/rest-config.js';
 import { chooseVersionFallbacks, withVersionFallbacks } from '../client/version-fallback.js';
 import type { CloudProvider } from '../cloudprovider/cloud.js';
 import { controllerEntry, loadController } from '../controllers/registry.js';
@@ -203,8 +203,9 @@ class Manager implements ControllerManager {
     const identity = le.identity ?? defaultIdentity();
     let lost = false;
     let failure: unknown;
+    const leClient = newKubeClient(leaderElectionRestConfig(this.cfg.restConfig, le.renewDeadlineMs), { clock: this.clock, metricsRegistry: this.registry, logger: this.log.child({}, 'client') });
     this.elector = newLeaderElector({
-      client,
+      client: leClient,
       lock: { namespace: le.namespace, name: le.name, identity },
       leaseDurationMs: le.leaseDurationMs,
       renewDeadlineMs: le.renewDeadlineMs,
@@ -247,6 +248,7 @@ class Manager implements ControllerManager {
       await elector.run(runAbort.signal);
     } finally {
       signal.removeEventListener('abort', onAbort);
+      await leClient.close().catch((err: unknown) => this.log.error(err, 'closing the leader-election client'));
     }
     if (failure) throw failure;
     if (lost) {

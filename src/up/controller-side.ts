@@ -12,7 +12,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { newKubeClient, type KubeClient } from '../client/client.js';
 import { loadKubeconfig } from '../client/kubeconfig.js';
-import type { RestConfig } from '../client/rest-config.js';
+import { leaderElectionRestConfig, type RestConfig } from '../client/rest-config.js';
 import { newControllerManager, type ProgressEvent } from '../controllermanager/manager.js';
 import { buildControllerOptions, effectiveConfiguration, type ControllerManagerFlagValues } from '../controllermanager/options.js';
 import { delegatedAuthConfig } from '../controllermanager/auth-flags.js';
@@ -153,9 +153,12 @@ export async function runControllerSide(cfg: ControllerSideConfig, signal: Abort
     });
     send({ type: 'scheduler-started' });
     // With leader election (the default), the scheduler holds kube-system/kube-scheduler as kube-scheduler does.
-    const runScheduler = cfg.cm['leader-elect']
+    // The lease through a client of its own, as kube-scheduler's leaderElectionClient.
+    const leClient = cfg.cm['leader-elect'] ? newKubeClient(leaderElectionRestConfig(schedulerRest, cfg.cm['leader-elect-renew-deadline']), { logger: newLogger('scheduler') }) : undefined;
+    if (leClient) clients.push(leClient);
+    const runScheduler = leClient
       ? newLeaderElector({
-          client,
+          client: leClient,
           clock: realClock,
           logger: newLogger('scheduler').child({}, 'leaderelection'),
           lock: { namespace: 'kube-system', name: 'kube-scheduler', identity: `${hostname()}_kcm-up` },
