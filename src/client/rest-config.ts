@@ -55,6 +55,13 @@ export interface RestConfig {
   /** Per-request timeout in ms; 0 means none (watches ignore it). */
   timeoutMs: number;
   userAgent: string;
+  /**
+   * Connections of its own rather than the pool that clients with the same
+   * TLS settings share (leader election: client-go's clients share one
+   * HTTP/2 connection, where no request waits behind another; over our
+   * HTTP/1.1 pool a renewal could queue behind a burst of other requests).
+   */
+  ownConnections?: boolean;
 }
 
 export const DEFAULT_QPS = 20;
@@ -80,8 +87,8 @@ export function newRestConfig(partial: Partial<RestConfig> & { host: string }): 
  * with "/leader-election" added to the user agent and the renew deadline as
  * the request timeout. Its own client, so its own rate limiter: a burst of
  * the component's writes (a thousand pods and their events) never queues a
- * lease renewal past its deadline.
+ * lease renewal past its deadline. Its connections are its own too.
  */
 export function leaderElectionRestConfig(base: RestConfig, renewDeadlineMs: number): RestConfig {
-  return { ...base, userAgent: `${base.userAgent}/leader-election`, timeoutMs: renewDeadlineMs };
+  return { ...base, userAgent: `${base.userAgent}/leader-election`, timeoutMs: renewDeadlineMs, ownConnections: true };
 }

@@ -82,9 +82,16 @@ function publicOf(key: KeyObject): KeyObject {
 
 /** kube-apiserver's key id: base64url(sha256(DER SPKI)) of the public key. */
 export function keyId(key: KeyObject): string {
-  const der = publicOf(key).export({ format: 'der', type: 'spki' });
-  return createHash('sha256').update(der).digest('base64url');
+  // Every signed token names its key: export and hash each key once.
+  let id = keyIds.get(key);
+  if (id === undefined) {
+    const der = publicOf(key).export({ format: 'der', type: 'spki' });
+    id = createHash('sha256').update(der).digest('base64url');
+    keyIds.set(key, id);
+  }
+  return id;
 }
+const keyIds = new WeakMap<KeyObject, string>();
 
 /** The public JWK (with kid, use and alg) as a JWKS document lists it. */
 export function publicJwk(key: KeyObject): JsonWebKey & { kid: string; use: 'sig'; alg: JwtAlgorithm } {
