@@ -157,7 +157,7 @@ class Broadcaster implements EventBroadcaster {
       return;
     }
     if (this.queue.length >= this.maxQueued) {
-      this.log.error({ object: `${ref.namespace ?? ''}/${ref.name ?? ''}`, reason }, 'event queue is full, dropping event');
+      this.log.error(new Error(`too many queued events (${this.maxQueued})`), { object: `${ref.namespace ?? ''}/${ref.name ?? ''}`, reason }, 'unable to record event, dropped it');
       return;
     }
     this.queue.push(event);
