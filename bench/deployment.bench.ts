@@ -18,15 +18,15 @@ const TIMEOUT_MS = 15 * 60 * 1000;
 /** Simulated nodes: 110 pods fit on each, so 1,000 replicas need at least 10 (kcm up's default 3 holds 330). */
 const NODES = 12;
 
-/** Deployment `bench-<i>` of REPLICAS nginx pods (`podSpec` adds to the pod spec). */
-export function deployment(i: number, podSpec: Record<string, unknown> = {}): object {
+/** Deployment `bench-<i>` of `replicas` (default REPLICAS) nginx pods (`podSpec` adds to the pod spec). */
+export function deployment(i: number, podSpec: Record<string, unknown> = {}, replicas = REPLICAS): object {
   const name = `bench-${i}`;
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
     metadata: { name },
     spec: {
-      replicas: REPLICAS,
+      replicas,
       selector: { matchLabels: { app: name } },
       template: { metadata: { labels: { app: name } }, spec: { ...podSpec, containers: [{ name: 'app', image: 'nginx:1' }] } },
     },

@@ -13,6 +13,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { startKcm, waitFor, type KcmProcess } from '../test/e2e/harness.js';
+import { deployment } from './deployment.bench.js';
 import { cpuSeconds, peakRssMB } from './lib/proc.js';
 
 const PER_DEPLOYMENT = 1000;
@@ -59,20 +60,6 @@ async function requestsByResource(kcm: KcmProcess): Promise<Map<string, number>>
   return by;
 }
 
-function deployment(i: number, replicas: number): object {
-  const name = `scale-${i}`;
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name },
-    spec: {
-      replicas,
-      selector: { matchLabels: { app: name } },
-      template: { metadata: { labels: { app: name } }, spec: { terminationGracePeriodSeconds: 0, containers: [{ name: 'app', image: 'nginx:1' }] } },
-    },
-  };
-}
-
 async function step(nodes: number, pods: number): Promise<string[]> {
   const t0 = performance.now();
   const kcm = await startKcm('up', ['--nodes', String(nodes)], { readyTimeoutMs: 300_000 });
@@ -84,7 +71,7 @@ async function step(nodes: number, pods: number): Promise<string[]> {
     const [api0, side0] = [cpuSeconds(apiPid), cpuSeconds(sidePid)];
     const t1 = performance.now();
     for (let i = 0, left = pods; left > 0; i++, left -= PER_DEPLOYMENT) {
-      const r = await kcm.api('POST', '/apis/apps/v1/namespaces/default/deployments', deployment(i, Math.min(PER_DEPLOYMENT, left)));
+      const r = await kcm.api('POST', '/apis/apps/v1/namespaces/default/deployments', deployment(i, { terminationGracePeriodSeconds: 0 }, Math.min(PER_DEPLOYMENT, left)));
       if (r.status !== 201) throw new Error(`create deployment ${i}: ${r.status}`);
     }
     await waitFor(async () => (await availablePods(kcm)) === pods, TIMEOUT_MS, `${pods} available pods`, 2000);
