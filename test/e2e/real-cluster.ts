@@ -191,10 +191,10 @@ export async function startRealCluster(opts: RealClusterOptions = {}): Promise<R
     await stopAll();
     if (!o.keepDataDir) rmSync(dir, { recursive: true, force: true });
   };
+  const kubectl = (a: string[], o?: KubectlOptions) => runKubectl(kubeconfigPath, a, o);
   const common = { dataDir: dir, kubeconfigPath, url, caPem, adminToken: token, api, pids, stop };
   if (opts.apiServerOnly) {
     const server = procs[procs.length - 1]!;
-    const kubectl = (a: string[], o?: KubectlOptions) => runKubectl(kubeconfigPath, a, o);
     return {
       ...common,
       child: server.child,
@@ -231,7 +231,6 @@ export async function startRealCluster(opts: RealClusterOptions = {}): Promise<R
   const nodes = opts.nodes ?? 3;
   procs.push(run('kcm nodes', process.execPath, ['--enable-source-maps', kcmBin, 'nodes', `--kubeconfig=${kubeconfigPath}`, `--nodes=${nodes}`], dir));
 
-  const kubectl = (a: string[], o?: KubectlOptions) => runKubectl(kubeconfigPath, a, o);
   try {
     await waitFor(
       async () => {
