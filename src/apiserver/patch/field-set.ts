@@ -236,13 +236,6 @@ export function readFieldsV1(tree: unknown): { set: FieldSet; canonical: boolean
   return { set: out, canonical };
 }
 
-/** A copy of a FieldsV1 tree of plain objects (as readFieldsV1 found canonical). */
-export function copyFieldsV1(tree: JsonObject): JsonObject {
-  const out: JsonObject = {};
-  for (const k of Object.keys(tree)) out[k] = copyFieldsV1(tree[k] as JsonObject);
-  return out;
-}
-
 function matchToken(container: unknown, token: string): { value: unknown; index?: number } | undefined {
   if (token.startsWith('f:')) {
     if (!isObject(container)) return undefined;

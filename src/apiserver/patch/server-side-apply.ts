@@ -14,7 +14,7 @@
 import type { GroupVersionKind, KubeObject } from '../../api/types.js';
 import { StatusError, newStatus } from '../../client/errors.js';
 import type { ManagedFieldsEntry } from 'kubernetes-types/meta/v1.js';
-import { SEP, copyFieldsV1, displayPath, fieldSetAndChanges, fieldSetOf, pathKey, readFieldsV1, itemKeyToken, listKindOf, pathTokens, removeAt, toFieldsV1, valueAt, type FieldSet } from './field-set.js';
+import { SEP, displayPath, fieldSetAndChanges, fieldSetOf, pathKey, readFieldsV1, itemKeyToken, listKindOf, pathTokens, removeAt, toFieldsV1, valueAt, type FieldSet } from './field-set.js';
 import { isObject, jsonEqual, type JsonObject } from './json-value.js';
 import { childSchema, fieldMeta, genericObjectSchema, itemSchema, schemaForKind, type SchemaNode } from './schema.js';
 import { deepCopy } from '../../util/json/deep-copy.js';
@@ -68,7 +68,7 @@ function readEntries(obj: KubeObject | undefined, keepTrees = false): Owned[] {
 }
 
 function writeEntries(obj: KubeObject, owned: Owned[]): void {
-  const entries = owned.filter((o) => o.set.size > 0).map((o) => ({ ...o.entry, fieldsType: 'FieldsV1', fieldsV1: o.tree ? copyFieldsV1(o.tree) : toFieldsV1(o.set) }));
+  const entries = owned.filter((o) => o.set.size > 0).map((o) => ({ ...o.entry, fieldsType: 'FieldsV1', fieldsV1: o.tree ? deepCopy(o.tree) : toFieldsV1(o.set) }));
   obj.metadata = { ...(obj.metadata ?? {}) };
   if (entries.length) obj.metadata.managedFields = entries;
   else delete obj.metadata.managedFields;
