@@ -163,7 +163,8 @@ export async function run(args: string[]): Promise<number> {
   const ac = new AbortController();
   const release = onTerminationSignal(() => ac.abort(), { log });
   let code = 0;
-  const closeLater: { close(): Promise<void> }[] = [];
+  // The lease through a client of its own (own rate limiter), as kube-scheduler's leaderElectionClient.
+  const leClient = v['leader-elect'] ? newKubeClient(leaderElectionRestConfig(config, v['leader-elect-renew-deadline']), { clock, logger: newLogger('client'), metricsRegistry: registry }) : undefined;
   const runScheduler = async (signal: AbortSignal) => {
     const informers = newSharedInformerFactory(client, { clock, logger: log.child({}, 'informers') });
     const profiles = schedConfig?.profilesFor({ client, clock });
@@ -184,10 +185,7 @@ export async function run(args: string[]): Promise<number> {
     }
   };
   try {
-    if (v['leader-elect']) {
-      // The lease through a client of its own (own rate limiter), as kube-scheduler's leaderElectionClient.
-      const leClient = newKubeClient(leaderElectionRestConfig(config, v['leader-elect-renew-deadline']), { clock, logger: newLogger('client'), metricsRegistry: registry });
-      closeLater.push(leClient);
+    if (leClient) {
       const elector = newLeaderElector({
         client: leClient,
         clock,
@@ -227,7 +225,7 @@ export async function run(args: string[]): Promise<number> {
     release();
     await broadcaster.shutdown();
     await client.close();
-    for (const c of closeLater) await c.close();
+    await leClient?.close();
     await stopServing();
   }
   return code;
