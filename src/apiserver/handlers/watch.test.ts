@@ -6,7 +6,7 @@ import { startTestServer, eventually, type TestServer } from '../test-server.js'
 import type { KubeObject } from '../../api/types.js';
 import { deepFreeze } from '../storage/stored-object.js';
 import { present } from '../store.js';
-import { eventLine, watchTimeoutMs } from './watch.js';
+import { eventLine, SharedEncodings, watchTimeoutMs } from './watch.js';
 
 const cm = (name: string, labels: Record<string, string> = {}) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels } });
 const path = '/api/v1/namespaces/default/configmaps';
@@ -162,6 +162,26 @@ describe('watch event lines', () => {
     assert.equal(JSON.parse(eventLine('DELETED', served('v1'), obj)).object.metadata.labels.a, '1');
     obj.metadata!.labels = { a: '2' };
     assert.equal(JSON.parse(eventLine('DELETED', served('v1'), obj)).object.metadata.labels.a, '2');
+  });
+});
+
+describe('SharedEncodings', () => {
+  it('keeps the encodings of the last `capacity` objects only, every form of each', () => {
+    const enc = new SharedEncodings<string>(2);
+    const [a, b, c] = [{ metadata: { name: 'a' } }, { metadata: { name: 'b' } }, { metadata: { name: 'c' } }] as KubeObject[];
+    enc.set(a!, 'ADDED v1', 'a1');
+    enc.set(a!, 'MODIFIED v1', 'a2');
+    enc.set(b!, 'ADDED v1', 'b1');
+    assert.equal(enc.get(a!, 'ADDED v1'), 'a1');
+    assert.equal(enc.get(a!, 'MODIFIED v1'), 'a2');
+    enc.set(c!, 'ADDED v1', 'c1');
+    assert.equal(enc.get(a!, 'ADDED v1'), undefined, 'the oldest object is evicted');
+    assert.equal(enc.get(a!, 'MODIFIED v1'), undefined);
+    assert.equal(enc.get(b!, 'ADDED v1'), 'b1');
+    assert.equal(enc.get(c!, 'ADDED v1'), 'c1');
+    enc.set(a!, 'ADDED v1', 'a3');
+    assert.equal(enc.get(b!, 'ADDED v1'), undefined);
+    assert.equal(enc.get(a!, 'ADDED v1'), 'a3');
   });
 });
 

@@ -265,43 +265,68 @@ function decodeId(r: ServedResource): string {
 }
 
 /**
- * Encoded watch lines of stored objects, per event type and served
+ * Encodings of recent stored objects, per event type and served
  * group/version/kind. Stored objects are deep-frozen and never change, so
  * every watcher that sends the same event in the same form shares one
- * JSON.stringify instead of a copy and an encoding each.
+ * encoding instead of a copy and an encoding each.
+ *
+ * Watchers send an event when it happens, so only recent objects need their
+ * encodings: the cache holds those of the last `capacity` objects encoded.
+ * Keeping one per object for as long as the object lives would keep a copy
+ * of every event in the watch cache's 75-second window as text (at 10,000
+ * pods created, hundreds of MB); a watch replaying older events encodes
+ * them again.
  */
-const sharedLines = new WeakMap<KubeObject, Map<string, string>>();
+export class SharedEncodings<T> {
+  private readonly byObject = new WeakMap<KubeObject, Map<string, T>>();
+  private readonly recent: (KubeObject | undefined)[];
+  private next = 0;
+
+  constructor(readonly capacity: number) {
+    this.recent = new Array<KubeObject | undefined>(capacity);
+  }
+
+  get(obj: KubeObject, form: string): T | undefined {
+    return this.byObject.get(obj)?.get(form);
+  }
+
+  set(obj: KubeObject, form: string, value: T): void {
+    let byForm = this.byObject.get(obj);
+    if (!byForm) {
+      const evicted = this.recent[this.next];
+      if (evicted !== undefined) this.byObject.delete(evicted);
+      this.recent[this.next] = obj;
+      this.next = (this.next + 1) % this.capacity;
+      this.byObject.set(obj, (byForm = new Map()));
+    }
+    byForm.set(form, value);
+  }
+}
+
+const SHARED_ENCODINGS = 4096;
+const sharedLines = new SharedEncodings<string>(SHARED_ENCODINGS);
+const sharedFrames = new SharedEncodings<Uint8Array>(SHARED_ENCODINGS);
 
 /** The JSON line (with its newline) of a watch event carrying `obj` served at `r`. */
 export function eventLine(type: WatchEvent['type'], r: ServedResource, obj: KubeObject): string {
   const frozen = Object.isFrozen(obj);
   const k = `${type} ${r.group}/${r.version} ${r.kind}${decodeId(r)}`;
-  let byForm = frozen ? sharedLines.get(obj) : undefined;
-  let line = byForm?.get(k);
+  let line = frozen ? sharedLines.get(obj, k) : undefined;
   if (line !== undefined) return line;
   line = stringifyAsGo({ type, object: frozen ? servedView(r, obj) : present(r, obj) }) + '\n';
-  if (frozen) {
-    if (!byForm) sharedLines.set(obj, (byForm = new Map()));
-    byForm.set(k, line);
-  }
+  if (frozen) sharedLines.set(obj, k, line);
   return line;
 }
-
-const sharedFrames = new WeakMap<KubeObject, Map<string, Uint8Array>>();
 
 /** The protobuf frame of a watch event carrying `obj` served at `r`; shared like eventLine's lines. */
 export function eventFrame(type: WatchEvent['type'], r: ServedResource, obj: KubeObject): Uint8Array {
   const frozen = Object.isFrozen(obj);
   const k = `${type} ${r.group}/${r.version} ${r.kind}${decodeId(r)}`;
-  let byForm = frozen ? sharedFrames.get(obj) : undefined;
-  let frame = byForm?.get(k);
+  let frame = frozen ? sharedFrames.get(obj, k) : undefined;
   if (frame !== undefined) return frame;
   // The served kind is built-in (negotiation allows protobuf only then), so it has a message.
   frame = encodeWatchEventFrame(type, frozen ? servedView(r, obj) : present(r, obj))!;
-  if (frozen) {
-    if (!byForm) sharedFrames.set(obj, (byForm = new Map()));
-    byForm.set(k, frame);
-  }
+  if (frozen) sharedFrames.set(obj, k, frame);
   return frame;
 }
 
