@@ -157,6 +157,10 @@ class Manager implements ControllerManager {
     // Every queue a controller creates reports workqueue_* metrics.
     if (getDefaultWorkqueueMetricsProvider() === noopWorkqueueMetricsProvider) setDefaultWorkqueueMetricsProvider(newPrometheusWorkqueueMetrics(this.registry));
     const client = newKubeClient(this.cfg.restConfig, { clock: this.clock, metricsRegistry: this.registry, logger: this.log.child({}, 'client') });
+    // Load the enabled controllers' code while waiting for the API server and the Lease, rather than after: nothing runs
+    // before leading, but reading and compiling their modules took a quarter of a second of kcm up's start. A failure
+    // is reported where the controller is built (loadController keeps the promise).
+    for (const name of this.cfg.controllers) loadController(name).catch(() => undefined);
     try {
       await waitForApiServer(client, this.clock, this.cfg.apiServerWaitMs ?? 10_000, signal, this.log);
       if (signal.aborted) return 0;

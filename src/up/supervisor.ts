@@ -24,6 +24,8 @@ export interface SupervisorOptions {
   /** Called when the side exited unexpectedly and will be restarted. */
   onCrash?(info: { code: number | null; signal: string | null; restartInMs: number; restarts: number }): void;
   stopTimeoutMs?: number;
+  /** A process forked earlier (preforkControllerSide) for the first start; isolation "process" only. */
+  preforked?: PreforkedProcess;
 }
 
 export interface Supervisor {
@@ -41,10 +43,43 @@ interface Running {
   kill(): void;
 }
 
-function startProcess(config: ControllerSideConfig, onMessage: (m: ControllerSideMessage) => void): Running {
-  const child: ChildProcess = fork(entry, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: process.execArgv.filter((a) => !a.startsWith('--inspect')) });
+/**
+ * A controller-side process forked before the API server starts, so that it
+ * loads its modules (over half a second) while the API server loads and
+ * starts; it waits for its config. Used for the first start only.
+ */
+export interface PreforkedProcess {
+  child: ChildProcess;
+  /** Kills it when it will not be used (a bad flag, the API server failed to start). */
+  discard(): void;
+}
+
+function forkControllerSide(): ChildProcess {
+  return fork(entry, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: process.execArgv.filter((a) => !a.startsWith('--inspect')) });
+}
+
+export function preforkControllerSide(): PreforkedProcess {
+  const child = forkControllerSide();
+  // Until it is started it must not keep the parent alive or crash it.
+  child.on('error', () => undefined);
+  child.unref();
+  child.channel?.unref();
+  return {
+    child,
+    discard: () => {
+      child.kill('SIGKILL');
+    },
+  };
+}
+
+function startProcess(config: ControllerSideConfig, onMessage: (m: ControllerSideMessage) => void, preforked?: ChildProcess): Running {
+  const child = preforked && preforked.exitCode === null && preforked.signalCode === null && preforked.connected ? preforked : forkControllerSide();
+  if (child !== preforked) preforked?.kill('SIGKILL');
+  child.ref();
+  child.channel?.ref();
   child.on('message', (m) => onMessage(m as ControllerSideMessage));
   const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve({ code: child.exitCode, signal: child.signalCode });
     child.once('exit', (code, signal) => resolve({ code, signal }));
     child.once('error', () => resolve({ code: null, signal: 'spawn-error' }));
   });
@@ -84,6 +119,8 @@ export function startSupervisor(opts: SupervisorOptions): Supervisor {
   let done!: () => void;
   const finished = new Promise<void>((r) => (done = r));
 
+  let first = true;
+  if (opts.isolation === 'thread') opts.preforked?.discard();
   const launch = (): void => {
     backoff.started(Date.now());
     let stoppedCode: number | undefined;
@@ -93,7 +130,9 @@ export function startSupervisor(opts: SupervisorOptions): Supervisor {
       if (m.type === 'cm' && m.event.type === 'caches-synced') backoff.ready();
       opts.onMessage(m);
     };
-    current = opts.isolation === 'thread' ? startThread(opts.config, onMessage) : startProcess(opts.config, onMessage);
+    const preforked = first ? opts.preforked?.child : undefined;
+    first = false;
+    current = opts.isolation === 'thread' ? startThread(opts.config, onMessage) : startProcess(opts.config, onMessage, preforked);
     void current.exited.then(({ code, signal }) => {
       current = undefined;
       if (stopping) {

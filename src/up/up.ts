@@ -22,7 +22,7 @@ import { ensureDefaultStorageClass } from './storage.js';
 import { newSimulatedMetricsSource } from './metrics-source.js';
 import { realClock } from '../util/clock/clock.js';
 import { newStatusView, isAllReady, type StatusView } from './status.js';
-import { startSupervisor, type Isolation, type Supervisor } from './supervisor.js';
+import { startSupervisor, type Isolation, type PreforkedProcess, type Supervisor } from './supervisor.js';
 
 export interface UpRun {
   /** Resolves when everything stopped; the exit code. */
@@ -57,7 +57,7 @@ async function watchNodesReady(client: KubeClient, wanted: number, status: Statu
   }
 }
 
-export async function runUp(o: UpOptions, startedAt: number, signal: AbortSignal): Promise<number> {
+export async function runUp(o: UpOptions, startedAt: number, signal: AbortSignal, preforked?: PreforkedProcess): Promise<number> {
   const v = o.flags.values;
   setVerbosity(v.v);
   setLogFormat(v['logging-format'] === 'json' ? 'json' : 'text');
@@ -92,6 +92,7 @@ export async function runUp(o: UpOptions, startedAt: number, signal: AbortSignal
       kubelet: { token: kubeletToken },
     });
   } catch (err) {
+    preforked?.discard();
     log.error(err, 'cannot start the API server');
     return 1;
   }
@@ -164,6 +165,7 @@ export async function runUp(o: UpOptions, startedAt: number, signal: AbortSignal
       logger: log,
       onMessage,
       onCrash: ({ restarts }) => status.update({ restarts }),
+      ...(preforked ? { preforked } : {}),
     });
   } catch (err) {
     log.error(err, 'cannot start the controller side');
