@@ -4,7 +4,7 @@
  * 1.20 OpenAPI v2 reference (../shared/reference/kubernetes-1.20-openapi-v2.json,
  * or the path given as the first argument):
  *
- *   data/openapi/swagger.json.gz     the v2 document brought up to Kubernetes 1.32:
+ *   data/openapi/swagger.json.gz     the v2 document brought up to Kubernetes 1.32 (its paths in swagger-paths.json.gz):
  *                                    GA versions of kinds that were beta in 1.20; every field
  *                                    and type of data/proto/schema.json.gz (openapi/from-proto.mjs)
  *                                    with kubernetes-types' descriptions; list/patch metadata of
@@ -348,5 +348,7 @@ const write = (name, value) => {
   writeFileSync(join(outDir, name), buf);
   console.log(`wrote data/openapi/${name} (${buf.length} bytes)`);
 };
-write('swagger.json.gz', doc);
+// The paths in a file of their own, read only to serve /openapi (openapi-data.ts builtinSwagger); `paths: null` keeps their place.
+write('swagger.json.gz', { ...doc, paths: null });
+write('swagger-paths.json.gz', doc.paths);
 write('patch-meta.json.gz', { kinds, defs });

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createOpenApiHandler, negotiateOpenApiV2, openApiV2ProtobufType } from './openapi-handler.js';
-import { builtinSwagger } from './openapi-data.js';
+import { builtinSwagger, withLazyPaths, type SwaggerDocument } from './openapi-data.js';
 import { readFields } from '../protobuf/wire.js';
 
 /** kubectl's (client-go's) Accept for the protobuf OpenAPI v2 document. */
@@ -32,6 +32,22 @@ describe('the built-in OpenAPI v2 document', () => {
     assert.ok(d['io.k8s.api.core.v1.PodSpec'].properties.schedulingGates);
     assert.ok(d['io.k8s.api.core.v1.Container'].properties.restartPolicy);
     assert.ok(d['io.k8s.api.apps.v1.RollingUpdateDaemonSet'].properties.maxSurge);
+  });
+});
+
+describe('withLazyPaths', () => {
+  it('reads the paths once, on first use, and serialises them where they stood', () => {
+    let loads = 0;
+    const doc = withLazyPaths({ definitions: { D: {} }, info: {}, paths: null, swagger: '2.0' } as unknown as SwaggerDocument, () => {
+      loads++;
+      return { '/api': {} };
+    });
+    assert.equal(doc.definitions.D !== undefined, true);
+    const copy = Object.defineProperties({}, Object.getOwnPropertyDescriptors(doc)) as SwaggerDocument;
+    assert.equal(loads, 0, 'neither reading definitions nor copying descriptors reads the paths');
+    assert.equal(JSON.stringify(doc), '{"definitions":{"D":{}},"info":{},"paths":{"/api":{}},"swagger":"2.0"}');
+    assert.deepEqual(copy.paths, { '/api': {} });
+    assert.equal(loads, 1);
   });
 });
 

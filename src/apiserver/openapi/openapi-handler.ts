@@ -25,7 +25,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { gzipSync } from 'node:zlib';
-import { builtinSwagger, type SwaggerDocument } from './openapi-data.js';
+import { builtinSwagger, withLazyPaths, type SwaggerDocument } from './openapi-data.js';
 import { parseAccept } from '../accept.js';
 import { encodeOpenApiV2Proto } from './openapi-v2-proto.js';
 import { convertGroupVersion, groupVersionsOf } from './openapi-v3.js';
@@ -112,9 +112,12 @@ export function createOpenApiHandler(opts: OpenApiHandlerOptions = {}): OpenApiH
     const base = builtinSwagger();
     const extra = opts.extraSchemas?.();
     v3Overrides = extra?.v3Definitions;
-    doc = extra
-      ? { ...base, paths: { ...base.paths, ...(extra.paths ?? {}) }, definitions: { ...base.definitions, ...(extra.definitions ?? {}) } }
-      : base;
+    if (extra) {
+      // A copy that keeps the built-in paths unread until something needs them (see builtinSwagger).
+      const merged = Object.defineProperties({}, Object.getOwnPropertyDescriptors(base)) as SwaggerDocument;
+      merged.definitions = { ...base.definitions, ...(extra.definitions ?? {}) };
+      doc = withLazyPaths(merged, () => ({ ...base.paths, ...(extra.paths ?? {}) }));
+    } else doc = base;
     return doc;
   };
   const v3Doc = (gv: string): Encoded | undefined => {
