@@ -1,5 +1,6 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -126,6 +127,29 @@ describe('RestClient TLS', () => {
     const insecure = newRestClient(newRestConfig({ host: tls.url, tls: { insecureSkipTLSVerify: true } }));
     await insecure.request('GET', '/version');
     await insecure.close();
+  });
+});
+
+describe('RestClient over a Unix domain socket', () => {
+  it('connects to socketPath instead of the host, with plain HTTP for an http:// host', async () => {
+    const d = await mkdtemp(path.join(os.tmpdir(), 'kcm-sock-'));
+    const socketPath = path.join(d, 'api.sock');
+    const seen: string[] = [];
+    const srv = createServer((req, res) => {
+      seen.push(`${req.method} ${req.url} ${req.headers.authorization}`);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"over":"socket"}');
+    });
+    await new Promise<void>((r) => srv.listen(socketPath, r));
+    const c = newRestClient(newRestConfig({ host: 'http://localhost', socketPath, auth: { bearerToken: 't' } }));
+    try {
+      assert.deepEqual(await c.request('GET', '/api'), { over: 'socket' });
+      assert.deepEqual(seen, ['GET /api Bearer t']);
+    } finally {
+      await c.close();
+      await new Promise((r) => srv.close(r));
+      await rm(d, { recursive: true, force: true });
+    }
   });
 });
 

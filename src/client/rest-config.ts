@@ -62,6 +62,13 @@ export interface RestConfig {
    * HTTP/1.1 pool a renewal could queue behind a burst of other requests).
    */
   ownConnections?: boolean;
+  /**
+   * Connect over this Unix domain socket instead of TCP to `host`, whose
+   * scheme still decides TLS (kcm up's components reach its API server over
+   * a private socket as `http://localhost`: no TLS handshakes and record
+   * encryption between processes of one machine).
+   */
+  socketPath?: string;
 }
 
 export const DEFAULT_QPS = 20;
@@ -78,6 +85,7 @@ export function newRestConfig(partial: Partial<RestConfig> & { host: string }): 
     burst: partial.burst ?? DEFAULT_BURST,
     timeoutMs: partial.timeoutMs ?? 0,
     userAgent: partial.userAgent ?? DEFAULT_USER_AGENT,
+    ...(partial.socketPath ? { socketPath: partial.socketPath } : {}),
   };
 }
 

@@ -59,12 +59,12 @@ const shared = new Map<string, { transport: Transport; refs: number }>();
  * client certificates, which replace the agents when they rotate) gets its
  * own, so that clients with other certificates do not swap its agents.
  */
-export function newTransport(tls: TlsConfig, opts: { share?: boolean } = {}): Transport {
-  if (opts.share === false) return newOwnTransport(tls);
-  const key = JSON.stringify([tls.caData, tls.caFile, tls.certData, tls.certFile, tls.keyData, tls.keyFile, !!tls.insecureSkipTLSVerify, tls.serverName]);
+export function newTransport(tls: TlsConfig, opts: { share?: boolean; socketPath?: string } = {}): Transport {
+  if (opts.share === false) return newOwnTransport(tls, opts.socketPath);
+  const key = JSON.stringify([tls.caData, tls.caFile, tls.certData, tls.certFile, tls.keyData, tls.keyFile, !!tls.insecureSkipTLSVerify, tls.serverName, opts.socketPath]);
   let entry = shared.get(key);
   if (!entry) {
-    entry = { transport: newOwnTransport(tls), refs: 0 };
+    entry = { transport: newOwnTransport(tls, opts.socketPath), refs: 0 };
     shared.set(key, entry);
   }
   const e = entry;
@@ -85,7 +85,7 @@ export function newTransport(tls: TlsConfig, opts: { share?: boolean } = {}): Tr
   };
 }
 
-function newOwnTransport(tls: TlsConfig): Transport {
+function newOwnTransport(tls: TlsConfig, socketPath?: string): Transport {
   let material: Promise<TlsMaterial> | undefined;
   let current: { agent: Agent; streams: Agent; cert?: string; key?: string } | undefined;
   let closed = false;
@@ -120,6 +120,7 @@ function newOwnTransport(tls: TlsConfig): Transport {
         bodyTimeout: 0,
         headersTimeout: 0,
         connect: {
+          ...(socketPath ? { socketPath } : {}),
           secureContext,
           rejectUnauthorized: !tls.insecureSkipTLSVerify,
           ...(tls.serverName ? { servername: tls.serverName } : {}),

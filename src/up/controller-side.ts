@@ -32,6 +32,8 @@ import { newLogger, setLogFormat, setVerbosity } from '../util/log/logger.js';
 export interface ControllerSideConfig {
   dataDir: string;
   kubeconfigPath: string;
+  /** The API server's private Unix domain socket: the controller side's clients use it rather than TLS over TCP (the kubeconfig still gives credentials and the CA). */
+  apiSocketPath?: string;
   /** Effective controller-manager flag values (after --config and validation). */
   cm: ControllerManagerFlagValues;
   /** Canonical names of the enabled controllers. */
@@ -80,7 +82,8 @@ export async function runControllerSide(cfg: ControllerSideConfig, signal: Abort
   setVerbosity(cfg.verbosity);
   setLogFormat(cfg.loggingFormat);
   const log = newLogger('kcm-up');
-  const base = await loadKubeconfig({ kubeconfig: cfg.kubeconfigPath });
+  const fromKubeconfig = await loadKubeconfig({ kubeconfig: cfg.kubeconfigPath });
+  const base: RestConfig = cfg.apiSocketPath ? { ...fromKubeconfig, host: 'http://localhost', socketPath: cfg.apiSocketPath } : fromKubeconfig;
   const pki = join(cfg.dataDir, 'pki');
   const rootCA = cfg.cm['root-ca-file'] ? readFileSync(cfg.cm['root-ca-file'], 'utf8') : readOptional(join(pki, 'ca.crt'));
   const saKeyFile = cfg.cm['service-account-private-key-file'] || join(pki, 'sa.key');

@@ -57,6 +57,16 @@ async function watchNodesReady(client: KubeClient, wanted: number, status: Statu
   }
 }
 
+/**
+ * `<data-dir>/apiserver.sock`: the API server's private socket for kcm up's
+ * own components, or none where the path is too long for a socket address
+ * (about 100 bytes; they then use HTTPS as any client).
+ */
+function apiSocketPath(dataDir: string): string | undefined {
+  const path = join(resolve(dataDir), 'apiserver.sock');
+  return Buffer.byteLength(path) <= 100 ? path : undefined;
+}
+
 export async function runUp(o: UpOptions, startedAt: number, signal: AbortSignal, preforked?: PreforkedProcess): Promise<number> {
   const v = o.flags.values;
   setVerbosity(v.v);
@@ -67,6 +77,7 @@ export async function runUp(o: UpOptions, startedAt: number, signal: AbortSignal
   let server: RunningApiServer;
   // The API server's credential for the simulated kubelets' endpoint (logs, exec, port-forward, proxy): new each run.
   const kubeletToken = randomBytes(24).toString('hex');
+  const socketPath = apiSocketPath(v['data-dir']);
   try {
     const sa = ensureServiceAccountKey(join(resolve(v['data-dir']), 'pki'));
     if (sa.created) log.info({ path: sa.keyPath }, 'wrote the service-account signing key');
@@ -90,6 +101,7 @@ export async function runUp(o: UpOptions, startedAt: number, signal: AbortSignal
       // The resource metrics API, as metrics-server would serve it (simulated usage).
       resourceMetrics: newSimulatedMetricsSource({ clock: realClock, resolutionMs: v['metric-resolution'] }),
       kubelet: { token: kubeletToken },
+      ...(socketPath ? { socketPath } : {}),
     });
   } catch (err) {
     preforked?.discard();
@@ -109,6 +121,7 @@ export async function runUp(o: UpOptions, startedAt: number, signal: AbortSignal
   const config: ControllerSideConfig = {
     dataDir,
     kubeconfigPath: server.kubeconfigPath,
+    ...(server.socketPath ? { apiSocketPath: server.socketPath } : {}),
     cm: o.cm,
     controllers: o.controllers,
     cmSecurePort: v['controller-manager-secure-port'],
@@ -173,7 +186,10 @@ export async function runUp(o: UpOptions, startedAt: number, signal: AbortSignal
     return 1;
   }
 
-  const client = newKubeClient(newRestConfig({ host: server.url, tls: { caData: server.caPem }, auth: { bearerToken: server.adminToken }, qps: 0 }), { logger: log });
+  const client = newKubeClient(
+    newRestConfig({ host: server.socketPath ? 'http://localhost' : server.url, tls: { caData: server.caPem }, auth: { bearerToken: server.adminToken }, qps: 0, ...(server.socketPath ? { socketPath: server.socketPath } : {}) }),
+    { logger: log },
+  );
   const watching = watchNodesReady(client, v.nodes, status, watchAbort.signal, log).then(checkReady);
   const storageClass = v['local-path-provisioner'] ? ensureDefaultStorageClass(client, dataDir, v.storage !== 'memory', watchAbort.signal, log) : Promise.resolve();
 

@@ -1,6 +1,6 @@
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ServerResponse } from 'node:http';
@@ -135,6 +135,31 @@ describe('startApiServer', () => {
     } finally {
       await s.close();
     }
+  });
+
+  it('also serves plain HTTP on a private Unix domain socket, with the same authentication, and removes it on close', async () => {
+    const h = recordingHandler();
+    const dataDir = tempDir();
+    const socketPath = join(dataDir, 'apiserver.sock');
+    writeFileSync(socketPath, 'stale'); // a killed run's leftover is replaced
+    const s = await startApiServer({ dataDir, securePort: 0, storage: 'memory', handler: h.factory, socketPath });
+    const dispatcher = new Agent({ connect: { socketPath } });
+    try {
+      assert.equal(s.socketPath, socketPath);
+      assert.ok(statSync(socketPath).isSocket());
+      assert.equal(statSync(socketPath).mode & 0o077, 0, 'only the owner may connect');
+      const ok = await request('http://localhost/api', { dispatcher, headers: { authorization: `Bearer ${s.adminToken}` } });
+      assert.equal(ok.statusCode, 200);
+      assert.deepEqual(await ok.body.json(), { user: 'kcm-admin', groups: ['system:masters', 'system:authenticated'] });
+      const anonymous = await request('http://localhost/api/v1/namespaces', { dispatcher });
+      assert.equal(anonymous.statusCode, 401);
+      await anonymous.body.dump();
+      assert.equal((await get(s, '/api', { token: s.adminToken })).status, 200, 'HTTPS is served as before');
+    } finally {
+      await dispatcher.close();
+      await s.close();
+    }
+    assert.equal(existsSync(socketPath), false);
   });
 
   it('answers 401 with an Unauthorized Status to requests without valid credentials', async () => {

@@ -16,7 +16,8 @@
  */
 import { securePrivateDataDir, usePrivateUmask } from './data-dir.js';
 import { createServer, type Server } from 'node:https';
-import { ServerResponse, type IncomingMessage } from 'node:http';
+import { createServer as createHttpServer, ServerResponse, type IncomingMessage, type Server as HttpServer } from 'node:http';
+import { rmSync } from 'node:fs';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { isIP } from 'node:net';
@@ -101,11 +102,21 @@ export interface ApiServerOptions {
   resourceMetrics?: ResourceMetricsSource;
   /** --kubelet-token and --kubelet-preferred-address-types: how pods/log, exec, attach, portforward and the proxies reach kubelets. */
   kubelet?: KubeletClientConfig;
+  /**
+   * Also serve the API as plain HTTP on this Unix domain socket, readable and
+   * writable by the owner only (the private umask), for components of the
+   * same machine (kcm up's controller side): same authentication (bearer
+   * tokens; no client certificates without TLS) and handler, without TLS
+   * handshakes and encryption. A stale socket file is replaced.
+   */
+  socketPath?: string;
 }
 
 export interface RunningApiServer {
   /** `https://127.0.0.1:<port>` (the host clients should use). */
   url: string;
+  /** The Unix domain socket also served (ApiServerOptions.socketPath), once listening. */
+  socketPath?: string;
   port: number;
   kubeconfigPath: string;
   caPem: string;
@@ -130,6 +141,18 @@ function internalError(res: ServerResponse, err: unknown): void {
     return;
   }
   writeStatus(res, newStatus(500, 'InternalError', `Internal error occurred: ${err instanceof Error ? err.message : String(err)}`));
+}
+
+/** Listens on a Unix domain socket, replacing a stale socket file (a previous run killed before it could remove it). */
+async function listenOnSocket(srv: HttpServer, path: string): Promise<void> {
+  rmSync(path, { force: true });
+  await new Promise<void>((resolveListen, rejectListen) => {
+    srv.once('error', rejectListen);
+    srv.listen(path, () => {
+      srv.off('error', rejectListen);
+      resolveListen();
+    });
+  });
 }
 
 /** The host a client uses to reach `bindAddress` (wildcards mean loopback). */
@@ -216,6 +239,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
   let compactor: Compactor | undefined;
   let handler: ApiHandler | undefined;
   let server: Server | undefined;
+  let socketServer: HttpServer | undefined;
   const inFlight = new Set<ServerResponse>();
   let closing: Promise<void> | undefined;
 
@@ -274,7 +298,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
     );
     answerClientErrors(server, log);
     // Upgrade requests (exec, attach, port-forward, proxied websockets): authenticated as any request, then the handler owns the socket.
-    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
       upgraded.add(socket);
       socket.once('close', () => upgraded.delete(socket));
       socket.on('error', () => socket.destroy());
@@ -294,7 +318,8 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
         log.error(err, { verb: req.method, uri: req.url }, 'upgrade request failed');
         writeStatusToSocket(socket, newStatus(500, 'InternalError', `Internal error occurred: ${err instanceof Error ? err.message : String(err)}`));
       });
-    });
+    };
+    server.on('upgrade', onUpgrade);
     server.on('tlsClientError', (err) => log.v(4).info({ error: err.message }, 'TLS handshake failed'));
     const srv = server;
     await new Promise<void>((resolveListen, rejectListen) => {
@@ -306,6 +331,19 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
     });
     srv.on('error', (err) => log.error(err, 'server error'));
     const port = (srv.address() as AddressInfo).port;
+    if (opts.socketPath) {
+      const sock = createHttpServer({ requestTimeout: 0, headersTimeout: 60_000, keepAliveTimeout: 90_000, maxHeaderSize: MAX_HEADER_BYTES }, onRequest);
+      answerClientErrors(sock, log);
+      sock.on('upgrade', onUpgrade);
+      try {
+        await listenOnSocket(sock, opts.socketPath);
+        sock.on('error', (err) => log.error(err, 'socket server error'));
+        socketServer = sock;
+      } catch (err) {
+        // Not fatal: the socket's users can use HTTPS (RunningApiServer.socketPath stays unset).
+        log.warn({ path: opts.socketPath, error: err instanceof Error ? err.message : String(err) }, 'cannot serve on the Unix domain socket; HTTPS only');
+      }
+    }
     const host = clientHost(bindAddress);
     const url = `https://${host}:${port}`;
     const endpointAddress = bindIPs[0] ?? '127.0.0.1';
@@ -329,16 +367,19 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
 
     const close = (): Promise<void> => {
       closing ??= (async () => {
-        const stopped = new Promise<void>((r) => srv.close(() => r()));
+        const sock = socketServer;
+        const stopped = Promise.all([new Promise<void>((r) => srv.close(() => r())), sock ? new Promise<void>((r) => sock.close(() => r())) : undefined]);
         compactor?.stop();
         // Ending watches first lets their requests complete; then idle keep-alive sockets go.
         await handler!.close().catch((err: unknown) => log.error(err, 'closing the handler failed'));
         srv.closeIdleConnections();
+        sock?.closeIdleConnections();
         const deadline = clock.now() + (opts.shutdownTimeoutMs ?? 5000);
         while (inFlight.size > 0 && clock.now() < deadline) await clock.sleep(20);
         if (inFlight.size > 0) log.warn({ requests: inFlight.size }, 'cutting requests still in flight at shutdown');
         srv.closeAllConnections();
-        for (const sock of upgraded) sock.destroy();
+        sock?.closeAllConnections();
+        for (const u of upgraded) u.destroy();
         await stopped;
         await storage.close().catch((err: unknown) => log.error(err, 'closing storage failed'));
         log.info('stopped');
@@ -348,6 +389,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
 
     return {
       url,
+      ...(socketServer && opts.socketPath ? { socketPath: opts.socketPath } : {}),
       port,
       kubeconfigPath,
       caPem: pki.ca.certPem,
@@ -358,9 +400,10 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
     };
   } catch (err) {
     compactor?.stop();
-    if (server?.listening) {
-      server.closeAllConnections();
-      server.close();
+    for (const srv of [server, socketServer]) {
+      if (!srv?.listening) continue;
+      srv.closeAllConnections();
+      srv.close();
     }
     await handler?.close().catch(() => undefined);
     await storage.close().catch((e: unknown) => log.error(e, 'closing storage after a failed start'));
