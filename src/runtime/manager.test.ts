@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import type { ConfigMap } from 'kubernetes-types/core/v1.js';
 import type { Lease } from 'kubernetes-types/coordination/v1.js';
 import { GVR } from '../api/gvr.js';
+import { newRestConfig } from '../client/rest-config.js';
+import { startFakeApiServer } from '../client/testing/fake-api-server.js';
 import { newStatus, StatusError } from '../client/errors.js';
 import { newFakeClient } from '../controller/testing/fake-client.js';
 import { FakeClock } from '../util/clock/clock.js';
@@ -31,6 +33,24 @@ async function get(url: string): Promise<{ status: number; body: string }> {
 }
 
 describe('runtime manager', () => {
+  it('renews its lease through a client of its own, with /leader-election in the user agent, as controller-runtime', async () => {
+    const server = await startFakeApiServer({ resources: [{ gvr: GVR.leases, kind: 'Lease', namespaced: true }] });
+    const ac = new AbortController();
+    try {
+      const mgr = newManager({ name: 'widgets', restConfig: newRestConfig({ host: server.url, userAgent: 'widgets/v1' }), leaderElection: { identity: 'one', namespace: 'default' } });
+      const done = mgr.start(ac.signal);
+      await mgr.elected();
+      const leaseRequests = server.requests.filter((r) => r.path.includes('/leases'));
+      assert.ok(leaseRequests.length > 0);
+      for (const r of leaseRequests) assert.equal(r.headers['user-agent'], 'widgets/v1/leader-election');
+      ac.abort();
+      await done;
+    } finally {
+      ac.abort();
+      await server.close();
+    }
+  });
+
   it('runs the controllers of one candidate at a time, and hands over on release', async () => {
     const clock = new FakeClock();
     const fake = newFakeClient({ clock });

@@ -28,7 +28,7 @@ import type { KubeObject } from '../api/types.js';
 import type { Client } from '../client/interfaces.js';
 import { newKubeClient, type KubeClient } from '../client/client.js';
 import { SERVICE_ACCOUNT_DIR } from '../client/in-cluster.js';
-import type { RestConfig } from '../client/rest-config.js';
+import { leaderElectionRestConfig, type RestConfig } from '../client/rest-config.js';
 import type { RestMapper } from '../client/rest-mapper.js';
 import { defaultIdentity, newLeaderElector, type LeaderElector } from '../tools/leaderelection/leader-elector.js';
 import { newEventBroadcaster } from '../tools/record/event-broadcaster.js';
@@ -284,6 +284,7 @@ class ManagerImpl implements Manager {
       failure ??= err;
       stop.abort(err);
     };
+    let leClient: KubeClient | undefined;
     try {
       await this.startServers();
       if (this.opts.installCRDs?.length) await this.installCRDs(this.opts.installCRDs, stop.signal);
@@ -297,8 +298,13 @@ class ManagerImpl implements Manager {
         await this.runLeaderWork(stop.signal, fail);
       } else {
         const lease = { namespace: le.namespace ?? podNamespace(), name: le.id ?? `${this.name}-leader`, identity: le.identity ?? defaultIdentity() };
+        // As controller-runtime's manager: the lease goes through a client of its own (user agent .../leader-election), so
+        // renewals never wait behind the reconcilers' writes in the main client's rate limiter and connections.
+        leClient = this.opts.restConfig && !this.opts.client
+          ? newKubeClient(leaderElectionRestConfig(this.opts.restConfig, le.renewDeadlineMs ?? 10_000), { clock: this.clock, metricsRegistry: this.registry, logger: this.logger.child({}, 'client') })
+          : undefined;
         this.elector = newLeaderElector({
-          client: this.lowClient,
+          client: leClient ?? this.lowClient,
           lock: lease,
           leaseDurationMs: le.leaseDurationMs,
           renewDeadlineMs: le.renewDeadlineMs,
@@ -342,6 +348,7 @@ class ManagerImpl implements Manager {
       await this.broadcaster.shutdown();
       await this.probeServer?.close();
       await this.metricsServer?.close();
+      await leClient?.close();
       await this.ownClient?.close();
     }
     if (failure !== undefined) throw failure;
