@@ -1,5 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { canonicalControllerName, controllerTable, isImplemented, loadController, resolveEnabledControllers, UnknownControllerError } from './registry.js';
 
 describe('controller registry', () => {
@@ -56,6 +59,20 @@ describe('controller registry', () => {
     assert.equal(rc.kind, 'implemented');
     const cloud = await loadController('service-lb-controller');
     assert.equal(cloud.kind, 'implemented');
+  });
+
+  it('loads every controller file from its row, each exporting the descriptor of that row', async () => {
+    const here = fileURLToPath(new URL('.', import.meta.url));
+    const files = readdirSync(here, { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .flatMap((d) => readdirSync(join(here, d.name)).filter((f) => f.endsWith('-controller.js') && !f.endsWith('.test.js')).map((f) => `./${d.name}/${f}`))
+      .sort();
+    const loaded = controllerTable.filter((e) => e.load).map((e) => /import\('([^']+)'\)/.exec(String(e.load))?.[1]);
+    assert.deepEqual([...new Set(loaded)].sort(), files, 'a controller file no row loads (add `load` to its row)');
+    for (const e of controllerTable.filter((x) => x.load)) {
+      const r = await loadController(e.name);
+      assert.equal(r.kind, 'implemented', e.name);
+    }
   });
 
   it('tells implemented controllers from known-but-unwritten ones without loading them', () => {

@@ -3,19 +3,19 @@
  * name from cmd/kube-controller-manager/names/controller_names.go, with the
  * old names `--controllers` still accepts as aliases.
  *
- * A row with `module` names its folder: a `src/controllers/<module>/*-controller.ts`
- * file (`<module>-controller.ts` first) exports its ControllerDescriptor
- * (`descriptor`, or several); a folder without one means "not written yet".
- * The module is
- * loaded only when the controller is enabled, so start-up pays for what runs.
+ * A row with `module` names its folder under src/controllers/, and `load`
+ * imports the `*-controller.ts` file there that exports its
+ * ControllerDescriptor (`descriptor`, or several); a row with a module but no
+ * `load` is "not written yet". The imports are written out (not computed from
+ * the folder) so that a bundler sees them; registry.test.ts checks that every
+ * controller file is loaded by its row. A module is loaded only when its
+ * controller is enabled, so start-up pays for what runs.
  * A row without `module` is known but not implemented: `--controllers`
  * accepts its names and start-up logs "controller not implemented in kcm,
  * skipping".
  *
  * Start-up, `--controllers` and health checks all read this table.
  */
-import { existsSync } from 'node:fs';
-import { readdir } from 'node:fs/promises';
 import type { ControllerDescriptor } from './types.js';
 
 export interface ControllerEntry {
@@ -29,60 +29,62 @@ export interface ControllerEntry {
   note?: string;
   /** Cloud-provider controllers: started only with a cloud provider (`--cloud-provider=NAME`, not `external`), as kube-controller-manager does. */
   cloudProvider?: boolean;
-  /** Folder under src/controllers/ exporting the descriptor; absent when kcm does not implement it. */
+  /** Folder under src/controllers/ for the controller; absent when kcm does not implement it. */
   module?: string;
+  /** Imports the module exporting the descriptor; absent while the controller is not written. */
+  load?: () => Promise<Record<string, unknown>>;
 }
 
 /** Every controller kube-controller-manager knows, in upstream's declaration order. */
 export const controllerTable: readonly ControllerEntry[] = Object.freeze([
-  { name: 'serviceaccount-token-controller', aliases: ['serviceaccount-token'], module: 'serviceaccounttoken' },
-  { name: 'endpoints-controller', aliases: ['endpoint'], module: 'endpoints' },
-  { name: 'endpointslice-controller', aliases: ['endpointslice'], module: 'endpointslice' },
-  { name: 'endpointslice-mirroring-controller', aliases: ['endpointslicemirroring'], module: 'endpointslicemirroring' },
-  { name: 'replicationcontroller-controller', aliases: ['replicationcontroller'], module: 'replicaset' },
-  { name: 'pod-garbage-collector-controller', aliases: ['podgc'], module: 'podgc' },
-  { name: 'resourcequota-controller', aliases: ['resourcequota'], module: 'resourcequota' },
-  { name: 'namespace-controller', aliases: ['namespace'], module: 'namespace' },
-  { name: 'serviceaccount-controller', aliases: ['serviceaccount'], module: 'serviceaccount' },
-  { name: 'garbage-collector-controller', aliases: ['garbagecollector'], module: 'garbagecollector' },
-  { name: 'daemonset-controller', aliases: ['daemonset'], module: 'daemonset' },
-  { name: 'job-controller', aliases: ['job'], module: 'job' },
-  { name: 'deployment-controller', aliases: ['deployment'], module: 'deployment' },
-  { name: 'replicaset-controller', aliases: ['replicaset'], module: 'replicaset' },
-  { name: 'horizontal-pod-autoscaler-controller', aliases: ['horizontalpodautoscaling'], module: 'horizontalpodautoscaler' },
-  { name: 'disruption-controller', aliases: ['disruption'], module: 'disruption' },
-  { name: 'statefulset-controller', aliases: ['statefulset'], module: 'statefulset' },
-  { name: 'cronjob-controller', aliases: ['cronjob'], module: 'cronjob' },
-  { name: 'certificatesigningrequest-signing-controller', aliases: ['csrsigning'], module: 'csrsigning' },
-  { name: 'certificatesigningrequest-approving-controller', aliases: ['csrapproving'], module: 'csrapproving' },
-  { name: 'certificatesigningrequest-cleaner-controller', aliases: ['csrcleaner'], module: 'csrcleaner' },
-  { name: 'ttl-controller', aliases: ['ttl'], module: 'ttl' },
-  { name: 'bootstrap-signer-controller', aliases: ['bootstrapsigner'], disabledByDefault: true, note: 'disabled by default upstream', module: 'bootstrapsigner' },
-  { name: 'token-cleaner-controller', aliases: ['tokencleaner'], disabledByDefault: true, note: 'disabled by default upstream', module: 'tokencleaner' },
-  { name: 'node-ipam-controller', aliases: ['nodeipam'], module: 'nodeipam' },
-  { name: 'node-lifecycle-controller', aliases: ['nodelifecycle'], module: 'nodelifecycle' },
-  { name: 'taint-eviction-controller', aliases: [], module: 'tainteviction' },
-  { name: 'service-lb-controller', aliases: ['service'], cloudProvider: true, note: 'needs a cloud provider', module: 'servicelb' },
-  { name: 'node-route-controller', aliases: ['route'], cloudProvider: true, note: 'needs a cloud provider, --allocate-node-cidrs and --configure-cloud-routes', module: 'noderoute' },
-  { name: 'cloud-node-lifecycle-controller', aliases: ['cloud-node-lifecycle'], cloudProvider: true, note: 'needs a cloud provider', module: 'cloudnodelifecycle' },
+  { name: 'serviceaccount-token-controller', aliases: ['serviceaccount-token'], module: 'serviceaccounttoken', load: () => import('./serviceaccounttoken/serviceaccounttoken-controller.js') },
+  { name: 'endpoints-controller', aliases: ['endpoint'], module: 'endpoints', load: () => import('./endpoints/endpoints-controller.js') },
+  { name: 'endpointslice-controller', aliases: ['endpointslice'], module: 'endpointslice', load: () => import('./endpointslice/endpointslice-controller.js') },
+  { name: 'endpointslice-mirroring-controller', aliases: ['endpointslicemirroring'], module: 'endpointslicemirroring', load: () => import('./endpointslicemirroring/endpointslicemirroring-controller.js') },
+  { name: 'replicationcontroller-controller', aliases: ['replicationcontroller'], module: 'replicaset', load: () => import('./replicaset/replicationcontroller-controller.js') },
+  { name: 'pod-garbage-collector-controller', aliases: ['podgc'], module: 'podgc', load: () => import('./podgc/podgc-controller.js') },
+  { name: 'resourcequota-controller', aliases: ['resourcequota'], module: 'resourcequota', load: () => import('./resourcequota/resourcequota-controller.js') },
+  { name: 'namespace-controller', aliases: ['namespace'], module: 'namespace', load: () => import('./namespace/namespace-controller.js') },
+  { name: 'serviceaccount-controller', aliases: ['serviceaccount'], module: 'serviceaccount', load: () => import('./serviceaccount/serviceaccount-controller.js') },
+  { name: 'garbage-collector-controller', aliases: ['garbagecollector'], module: 'garbagecollector', load: () => import('./garbagecollector/garbagecollector-controller.js') },
+  { name: 'daemonset-controller', aliases: ['daemonset'], module: 'daemonset', load: () => import('./daemonset/daemonset-controller.js') },
+  { name: 'job-controller', aliases: ['job'], module: 'job', load: () => import('./job/job-controller.js') },
+  { name: 'deployment-controller', aliases: ['deployment'], module: 'deployment', load: () => import('./deployment/deployment-controller.js') },
+  { name: 'replicaset-controller', aliases: ['replicaset'], module: 'replicaset', load: () => import('./replicaset/replicaset-controller.js') },
+  { name: 'horizontal-pod-autoscaler-controller', aliases: ['horizontalpodautoscaling'], module: 'horizontalpodautoscaler', load: () => import('./horizontalpodautoscaler/horizontalpodautoscaler-controller.js') },
+  { name: 'disruption-controller', aliases: ['disruption'], module: 'disruption', load: () => import('./disruption/disruption-controller.js') },
+  { name: 'statefulset-controller', aliases: ['statefulset'], module: 'statefulset', load: () => import('./statefulset/statefulset-controller.js') },
+  { name: 'cronjob-controller', aliases: ['cronjob'], module: 'cronjob', load: () => import('./cronjob/cronjob-controller.js') },
+  { name: 'certificatesigningrequest-signing-controller', aliases: ['csrsigning'], module: 'csrsigning', load: () => import('./csrsigning/csrsigning-controller.js') },
+  { name: 'certificatesigningrequest-approving-controller', aliases: ['csrapproving'], module: 'csrapproving', load: () => import('./csrapproving/csrapproving-controller.js') },
+  { name: 'certificatesigningrequest-cleaner-controller', aliases: ['csrcleaner'], module: 'csrcleaner', load: () => import('./csrcleaner/csrcleaner-controller.js') },
+  { name: 'ttl-controller', aliases: ['ttl'], module: 'ttl', load: () => import('./ttl/ttl-controller.js') },
+  { name: 'bootstrap-signer-controller', aliases: ['bootstrapsigner'], disabledByDefault: true, note: 'disabled by default upstream', module: 'bootstrapsigner', load: () => import('./bootstrapsigner/bootstrapsigner-controller.js') },
+  { name: 'token-cleaner-controller', aliases: ['tokencleaner'], disabledByDefault: true, note: 'disabled by default upstream', module: 'tokencleaner', load: () => import('./tokencleaner/tokencleaner-controller.js') },
+  { name: 'node-ipam-controller', aliases: ['nodeipam'], module: 'nodeipam', load: () => import('./nodeipam/nodeipam-controller.js') },
+  { name: 'node-lifecycle-controller', aliases: ['nodelifecycle'], module: 'nodelifecycle', load: () => import('./nodelifecycle/nodelifecycle-controller.js') },
+  { name: 'taint-eviction-controller', aliases: [], module: 'tainteviction', load: () => import('./tainteviction/tainteviction-controller.js') },
+  { name: 'service-lb-controller', aliases: ['service'], cloudProvider: true, note: 'needs a cloud provider', module: 'servicelb', load: () => import('./servicelb/service-lb-controller.js') },
+  { name: 'node-route-controller', aliases: ['route'], cloudProvider: true, note: 'needs a cloud provider, --allocate-node-cidrs and --configure-cloud-routes', module: 'noderoute', load: () => import('./noderoute/node-route-controller.js') },
+  { name: 'cloud-node-lifecycle-controller', aliases: ['cloud-node-lifecycle'], cloudProvider: true, note: 'needs a cloud provider', module: 'cloudnodelifecycle', load: () => import('./cloudnodelifecycle/cloud-node-lifecycle-controller.js') },
   // cloud-controller-manager's node initialiser; kcm runs it with the other cloud controllers.
-  { name: 'cloud-node-controller', aliases: ['cloud-node'], cloudProvider: true, note: 'needs a cloud provider (upstream: cloud-controller-manager)', module: 'cloudnode' },
-  { name: 'persistentvolume-binder-controller', aliases: ['persistentvolume-binder'], module: 'persistentvolumebinder' },
-  { name: 'persistentvolume-attach-detach-controller', aliases: ['attachdetach'], module: 'attachdetach' },
-  { name: 'persistentvolume-expander-controller', aliases: ['persistentvolume-expander'], module: 'persistentvolumeexpander' },
-  { name: 'clusterrole-aggregation-controller', aliases: ['clusterrole-aggregation'], module: 'clusterroleaggregation' },
-  { name: 'persistentvolumeclaim-protection-controller', aliases: ['pvc-protection'], module: 'pvcprotection' },
-  { name: 'persistentvolume-protection-controller', aliases: ['pv-protection'], module: 'pvprotection' },
+  { name: 'cloud-node-controller', aliases: ['cloud-node'], cloudProvider: true, note: 'needs a cloud provider (upstream: cloud-controller-manager)', module: 'cloudnode', load: () => import('./cloudnode/cloud-node-controller.js') },
+  { name: 'persistentvolume-binder-controller', aliases: ['persistentvolume-binder'], module: 'persistentvolumebinder', load: () => import('./persistentvolumebinder/persistentvolumebinder-controller.js') },
+  { name: 'persistentvolume-attach-detach-controller', aliases: ['attachdetach'], module: 'attachdetach', load: () => import('./attachdetach/attachdetach-controller.js') },
+  { name: 'persistentvolume-expander-controller', aliases: ['persistentvolume-expander'], module: 'persistentvolumeexpander', load: () => import('./persistentvolumeexpander/persistentvolumeexpander-controller.js') },
+  { name: 'clusterrole-aggregation-controller', aliases: ['clusterrole-aggregation'], module: 'clusterroleaggregation', load: () => import('./clusterroleaggregation/clusterroleaggregation-controller.js') },
+  { name: 'persistentvolumeclaim-protection-controller', aliases: ['pvc-protection'], module: 'pvcprotection', load: () => import('./pvcprotection/pvcprotection-controller.js') },
+  { name: 'persistentvolume-protection-controller', aliases: ['pv-protection'], module: 'pvprotection', load: () => import('./pvprotection/pvprotection-controller.js') },
   { name: 'volumeattributesclass-protection-controller', aliases: [], module: 'vacprotection' },
-  { name: 'ttl-after-finished-controller', aliases: ['ttl-after-finished'], module: 'ttlafterfinished' },
-  { name: 'root-ca-certificate-publisher-controller', aliases: ['root-ca-cert-publisher'], module: 'rootcacertpublisher' },
+  { name: 'ttl-after-finished-controller', aliases: ['ttl-after-finished'], module: 'ttlafterfinished', load: () => import('./ttlafterfinished/ttlafterfinished-controller.js') },
+  { name: 'root-ca-certificate-publisher-controller', aliases: ['root-ca-cert-publisher'], module: 'rootcacertpublisher', load: () => import('./rootcacertpublisher/root-ca-cert-publisher-controller.js') },
   { name: 'kube-apiserver-serving-clustertrustbundle-publisher-controller', aliases: [], disabledByDefault: true, note: 'behind an alpha feature gate upstream' },
-  { name: 'ephemeral-volume-controller', aliases: ['ephemeral-volume'], module: 'ephemeralvolume' },
+  { name: 'ephemeral-volume-controller', aliases: ['ephemeral-volume'], module: 'ephemeralvolume', load: () => import('./ephemeralvolume/ephemeralvolume-controller.js') },
   { name: 'storageversion-garbage-collector-controller', aliases: ['storage-version-gc'], disabledByDefault: true, note: 'behind an alpha feature gate upstream' },
   { name: 'resourceclaim-controller', aliases: ['resource-claim-controller'], module: 'resourceclaim' },
   { name: 'device-taint-eviction-controller', aliases: [], disabledByDefault: true, note: 'behind an alpha feature gate upstream' },
   { name: 'legacy-serviceaccount-token-cleaner-controller', aliases: ['legacy-service-account-token-cleaner'], module: 'legacyserviceaccounttokencleaner' },
-  { name: 'validatingadmissionpolicy-status-controller', aliases: ['validatingadmissionpolicy-status'], module: 'validatingadmissionpolicystatus' },
+  { name: 'validatingadmissionpolicy-status-controller', aliases: ['validatingadmissionpolicy-status'], module: 'validatingadmissionpolicystatus', load: () => import('./validatingadmissionpolicystatus/validatingadmissionpolicystatus-controller.js') },
   { name: 'service-cidr-controller', aliases: [], module: 'servicecidr' },
   { name: 'storage-version-migrator-controller', aliases: [], disabledByDefault: true, note: 'behind an alpha feature gate upstream' },
   { name: 'selinux-warning-controller', aliases: [], disabledByDefault: true, note: 'disabled by default upstream' },
@@ -151,9 +153,9 @@ const loaders = new Map<string, Promise<LoadedController>>();
  * controller is not written yet) is "not-implemented"; any other import
  * failure rejects, keeping its cause.
  */
-/** True when kcm has the controller's folder (checked on disk, without loading it): for --help and docs. */
+/** True when kcm has the controller's code (without loading it): for --help and docs. */
 export function isImplemented(entry: ControllerEntry): boolean {
-  return !!entry.module && existsSync(new URL(`./${entry.module}/`, import.meta.url));
+  return !!entry.load;
 }
 
 export function loadController(name: string): Promise<LoadedController> {
@@ -168,27 +170,15 @@ export function loadController(name: string): Promise<LoadedController> {
 }
 
 async function importDescriptor(entry: ControllerEntry): Promise<LoadedController> {
-  if (!entry.module) return { kind: 'not-implemented', reason: entry.note ?? 'not implemented' };
-  const dir = new URL(`./${entry.module}/`, import.meta.url);
-  let files: string[];
+  if (!entry.load) return { kind: 'not-implemented', reason: entry.note ?? 'not implemented' };
+  let mod: Record<string, unknown>;
   try {
-    files = (await readdir(dir)).filter((f) => f.endsWith('-controller.js') && !f.endsWith('.test.js'));
+    mod = await entry.load();
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'not-implemented', reason: 'not implemented' };
-    throw new Error(`cannot list controller folder ${entry.module}`, { cause: err });
+    throw new Error(`cannot load controller ${entry.name} from ${entry.module}`, { cause: err });
   }
-  // The conventional file first: <module>/<module>-controller.js.
-  files.sort((a, b) => Number(b === `${entry.module}-controller.js`) - Number(a === `${entry.module}-controller.js`));
-  for (const file of files) {
-    let mod: Record<string, unknown>;
-    try {
-      mod = (await import(new URL(file, dir).href)) as Record<string, unknown>;
-    } catch (err) {
-      throw new Error(`cannot load controller ${entry.name} from ${entry.module}/${file}`, { cause: err });
-    }
-    const candidates: unknown[] = [mod.descriptor, ...(Array.isArray(mod.descriptors) ? mod.descriptors : []), ...Object.values(mod)];
-    const found = candidates.find((c): c is ControllerDescriptor => isDescriptor(c) && c.name === entry.name);
-    if (found) return { kind: 'implemented', descriptor: found };
-  }
-  return { kind: 'not-implemented', reason: 'not implemented' };
+  const candidates: unknown[] = [mod.descriptor, ...(Array.isArray(mod.descriptors) ? mod.descriptors : []), ...Object.values(mod)];
+  const found = candidates.find((c): c is ControllerDescriptor => isDescriptor(c) && c.name === entry.name);
+  if (found) return { kind: 'implemented', descriptor: found };
+  throw new Error(`controller ${entry.name}: its module ${entry.module} exports no descriptor of that name`);
 }
