@@ -19,10 +19,11 @@ export class ContainerLog {
   private bytes = 0;
   /** Bytes dropped from the front when the log outgrew `maxBytes` (kubelet rotates at containerLogMaxSize). */
   dropped = 0;
-  private readonly listeners = new Set<(c: OutputChunk) => void>();
+  // Followers (`kubectl logs -f`) are rare: their sets are made by the first one.
+  private listeners: Set<(c: OutputChunk) => void> | undefined;
   /** Set when the instance ended: followers stop. */
   ended = false;
-  private readonly endListeners = new Set<() => void>();
+  private endListeners: Set<() => void> | undefined;
 
   constructor(private readonly maxBytes = 2 * 1024 * 1024) {}
 
@@ -31,7 +32,7 @@ export class ContainerLog {
       if (c.data.length === 0) continue;
       this.chunks.push(c);
       this.bytes += c.data.length;
-      for (const l of this.listeners) l(c);
+      if (this.listeners) for (const l of this.listeners) l(c);
     }
     while (this.bytes > this.maxBytes && this.chunks.length > 1) {
       const first = this.chunks.shift()!;
@@ -43,9 +44,8 @@ export class ContainerLog {
   end(): void {
     if (this.ended) return;
     this.ended = true;
-    for (const l of this.endListeners) l();
-    this.endListeners.clear();
-    this.listeners.clear();
+    if (this.endListeners) for (const l of this.endListeners) l();
+    this.endListeners = this.listeners = undefined;
   }
 
   /** Follows new output until the instance ends; returns the unsubscribe function. */
@@ -54,11 +54,11 @@ export class ContainerLog {
       onEnd();
       return () => {};
     }
-    this.listeners.add(onChunk);
-    this.endListeners.add(onEnd);
+    (this.listeners ??= new Set()).add(onChunk);
+    (this.endListeners ??= new Set()).add(onEnd);
     return () => {
-      this.listeners.delete(onChunk);
-      this.endListeners.delete(onEnd);
+      this.listeners?.delete(onChunk);
+      this.endListeners?.delete(onEnd);
     };
   }
 

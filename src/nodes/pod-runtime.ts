@@ -133,6 +133,12 @@ function newContainerId(): string {
   return randomBytes(32).toString('hex');
 }
 
+/** The pod's forced probe failures, or undefined when it forces none. */
+function forcedFailures(pod: Pod): Map<string, Set<ProbeKind>> | undefined {
+  const f = parseForcedFailures(pod);
+  return f.size > 0 ? f : undefined;
+}
+
 /** `name_namespace(uid)`: the kubelet's format.Pod. */
 export function formatPod(pod: Pod): string {
   return `${pod.metadata?.name ?? ''}_${pod.metadata?.namespace ?? ''}(${pod.metadata?.uid ?? ''})`;
@@ -163,7 +169,8 @@ export class PodRuntime {
   rejected = false;
   /** When deletion started, the grace period's end (epoch ms). */
   private graceDeadline: number | undefined;
-  private forced = new Map<string, Set<ProbeKind>>();
+  /** probe.kcm.dev/fail's forced failures; undefined without any (most pods: no Map kept for them). */
+  private forced: Map<string, Set<ProbeKind>> | undefined;
   private readonly restartPolicy: string;
 
   constructor(
@@ -174,7 +181,7 @@ export class PodRuntime {
     this.admittedAt = now;
     const spec = pod.spec;
     this.restartPolicy = spec?.restartPolicy ?? 'Always';
-    this.forced = parseForcedFailures(pod);
+    this.forced = forcedFailures(pod);
     const hasInit = (spec?.initContainers ?? []).length > 0;
     this.initContainers = (spec?.initContainers ?? []).map((c) => ({
       name: c.name,
@@ -285,7 +292,7 @@ export class PodRuntime {
   updatePod(pod: Pod): void {
     if (pod !== this.pod) for (const c of this.all()) c.configRetryAt = undefined;
     this.pod = pod;
-    this.forced = parseForcedFailures(pod);
+    this.forced = forcedFailures(pod);
   }
 
   private podGraceMs(): number {
@@ -553,7 +560,7 @@ export class PodRuntime {
           elapsedMs: at - startedAt,
           exec: (argv, timeoutMs) => run.exec(argv, at, timeoutMs),
           ...(this.opts.http ? { http: this.opts.http } : {}),
-          forced: isForced(this.forced, c.name, w.kind),
+          forced: this.forced !== undefined && isForced(this.forced, c.name, w.kind),
         });
         if (r.result === 'failure') this.opts.emit('Warning', 'Unhealthy', `${probeKindTitle(w.kind)} probe failed: ${r.output}`, c.fieldPath);
         if (!recordOutcome(w, r.result)) continue;
@@ -635,7 +642,7 @@ export class PodRuntime {
       this.opts.backoff.next(pkey, now);
       if (c.state.kind === 'terminated') c.lastTerminated = { ...c.state };
       c.state = { kind: 'waiting', reason: 'ErrImagePull', message: err };
-      this.pullFailures.set(name, now);
+      (this.pullFailures ??= new Map()).set(name, now);
       due.push(now + PULL_RESYNC_MS);
       return true;
     }
@@ -674,9 +681,10 @@ export class PodRuntime {
     return true;
   }
 
-  private readonly pullFailures = new Map<string, number>();
+  /** When each container's image pull last failed; made at the first failure (most pods have none). */
+  private pullFailures: Map<string, number> | undefined;
   private pullFailedAt(c: ContainerSim): number {
-    return this.pullFailures.get(c.name) ?? 0;
+    return this.pullFailures?.get(c.name) ?? 0;
   }
 
   /** The postStart hook, run right after the start; a failing one kills the container (kuberuntime startContainer). */

@@ -18,7 +18,7 @@ import type { Container, Endpoints, Pod, Service } from 'kubernetes-types/core/v
 import type { Clock } from '../util/clock/clock.js';
 import { ContainerRun, fallbackPrograms, mainArgv, prepareTerminationLog } from './container-process.js';
 import { PodVolumes, containerEnv, expand, mappingFuncFor, podHostnames, runtimeEnv, type NodeFacts, type ObjectSource } from './container/index.js';
-import { containerArgv, httpServer, knownPrograms, seedImageFiles, servedPorts, type ServerHandler } from './images/index.js';
+import { containerArgv, httpServer, imageFilesKey, knownPrograms, seedImageFiles, servedPorts, type ServerHandler } from './images/index.js';
 import type { ContainerSim, PodRuntime } from './pod-runtime.js';
 import type { ExternalHandler, FileSystem, HttpHandler, HttpRequest, HttpResult } from './shell/index.js';
 
@@ -93,12 +93,9 @@ export class PodSandbox {
     const hostname = names.kernelHostname;
     const envResult = containerEnv(pod, c.spec, this.view, this.facts);
     if (envResult.error) return { error: envResult.error };
-    // kubelet expands $(VAR) in command and args with the container's environment.
-    const vars = new Map(Object.entries(envResult.env));
-    const x = (words: string[] | undefined) => words?.map((w) => expand(w, mappingFuncFor(vars)));
-    const spec: Container = { ...c.spec, ...(c.spec.command ? { command: x(c.spec.command) } : {}), ...(c.spec.args ? { args: x(c.spec.args) } : {}) };
+    const spec = expandCommand(c.spec, envResult.env);
     const env = runtimeEnv(envResult.env, { hostname });
-    const fsResult = this.volumes.containerFs(spec, envResult.env, { now, hostname, podIP: this.facts.podIP, seed: (fs) => void seedImageFiles(spec.image ?? '', fs) });
+    const fsResult = this.volumes.containerFs(spec, envResult.env, { now, hostname, podIP: this.facts.podIP, seed: (fs) => void seedImageFiles(spec.image ?? '', fs), seedKey: imageFilesKey(spec.image ?? '') });
     if (!fsResult.fs) return { error: fsResult.error };
     const fs = fsResult.fs;
     prepareTerminationLog(fs, spec);
@@ -191,6 +188,16 @@ export class PodSandbox {
     byPort.set(port, h ?? null);
     return h;
   }
+}
+
+/**
+ * kubelet expands $(VAR) in command and args with the container's environment.
+ * (Apart from spawn, whose closures live as long as the container: they would keep the variables' Map.)
+ */
+function expandCommand(c: Container, env: Record<string, string>): Container {
+  const vars = new Map(Object.entries(env));
+  const x = (words: string[] | undefined) => words?.map((w) => expand(w, mappingFuncFor(vars)));
+  return { ...c, ...(c.command ? { command: x(c.command) } : {}), ...(c.args ? { args: x(c.args) } : {}) };
 }
 
 /** Pod IPs, Service IPs and names of the simulated cluster. */

@@ -5,6 +5,7 @@ import { FsError, modeString } from '../shell/fs.js';
 import { runToCompletion } from '../shell/index.js';
 import { PodVolumes, managedHostsFile, podHostname, podHostnames, podResolvConf } from './fs.js';
 import { NODE, b64, pod, source } from './testutil.js';
+import { NGINX_INDEX_HTML, imageFilesKey, seedImageFiles } from '../images/index.js';
 
 const T0 = Date.UTC(2026, 10, 26, 18, 0, 0);
 
@@ -65,6 +66,29 @@ test('emptyDir is shared between containers; readOnly mounts; mode 0777', () => 
   assert.equal(b.readText('/in/msg'), 'hello');
   assert.throws(() => b.writeFile('/in/x', 'no'), (e: unknown) => e instanceof FsError && e.code === 'EROFS');
   assert.equal(modeString(a.stat('/data')!), 'drwxrwxrwx');
+});
+
+test('containers of one image share its files until they change them; volumes stay shared by identity', () => {
+  const p = pod({ volumes: [{ name: 'shared', emptyDir: {} }, { name: 'cfg', configMap: { name: 'cfg' } }] });
+  const vols = new PodVolumes(p, source({ configMaps: [cmOf({ a: 'x=1\n' })] }), NODE, T0);
+  const image = (img: string) => ({ seed: (fs: Parameters<typeof seedImageFiles>[1]) => void seedImageFiles(img, fs), seedKey: imageFilesKey(img) });
+  const mounts = [{ name: 'shared', mountPath: '/usr/share/nginx/html/shared' }, { name: 'cfg', mountPath: '/etc/nginx/conf.d' }];
+  const a = vols.containerFs({ name: 'a', volumeMounts: mounts }, {}, { now: T0, ...image('nginx:1.25') }).fs!;
+  const b = vols.containerFs({ name: 'b', volumeMounts: mounts }, {}, { now: T0 + 1000, ...image('nginx') }).fs!;
+  const sh = (fs: typeof a, cmd: string) => runToCompletion({ argv: ['sh', '-c', cmd], fs, clock: T0 + 2000 }, 1000);
+  assert.equal(sh(a, 'echo mine > /usr/share/nginx/html/index.html && rm /usr/share/nginx/html/50x.html && chmod 700 /usr/sbin/nginx && mkdir /var/cache/nginx/x && echo s > /usr/share/nginx/html/shared/f').exitCode, 0);
+  assert.equal(a.readText('/usr/share/nginx/html/index.html'), 'mine\n');
+  for (const fs of [b, vols.containerFs({ name: 'c', volumeMounts: mounts }, {}, { now: T0 + 3000, ...image('nginx') }).fs!]) {
+    assert.equal(fs.readText('/usr/share/nginx/html/index.html'), NGINX_INDEX_HTML);
+    assert.equal(fs.exists('/usr/share/nginx/html/50x.html'), true);
+    assert.equal(modeString(fs.stat('/usr/sbin/nginx')!), '-rwxr-xr-x');
+    assert.equal(fs.exists('/var/cache/nginx/x'), false);
+    assert.equal(fs.readText('/usr/share/nginx/html/shared/f'), 's\n', 'the emptyDir is one directory for all containers');
+    assert.equal(fs.mountedAt('/etc/nginx/conf.d'), vols.volumeDir('cfg'));
+    assert.equal(fs.readText('/etc/nginx/conf.d/a'), 'x=1\n');
+  }
+  assert.equal(b.stat('/usr/share/nginx/html/index.html')!.mtime, T0 + 1000);
+  assert.equal(b.readText('/etc/hostname'), 'web-0\n');
 });
 
 test('subPath and subPathExpr: directories created in the volume, files bound, errors', () => {

@@ -18,7 +18,7 @@
  * pod); a hostNetwork pod's hosts file is synthesized from the node's name and IP.
  */
 import type { Container, Pod, Volume } from 'kubernetes-types/core/v1.js';
-import { FileSystem, createStandardFs, newDir, updateAtomicVolume, type DirNode, type FsNode } from '../shell/fs.js';
+import { FileSystem, createStandardFs, fsTemplate, newDir, updateAtomicVolume, type DirNode, type FsNode } from '../shell/fs.js';
 import { expand } from './env.js';
 import { cleanPath, failedMountMessage, volumeFiles, type TokenFetcher } from './volumes.js';
 import { podIPsOf, type NodeFacts, type ObjectSource } from './types.js';
@@ -178,8 +178,14 @@ export interface ContainerFsOptions {
   /** Default the node facts' podIP. */
   podIP?: string;
   now: number;
-  /** Puts the image's files in place (before the mounts). */
+  /** Puts the image's files in place (before the mounts): only files and directories, in a template (fsTemplate). */
   seed?: (fs: FileSystem) => void;
+  /**
+   * Names what `seed` puts in place (the image): the containers whose seeds
+   * have the same key share one template, seeded once. Without it the seed
+   * runs for each container.
+   */
+  seedKey?: string;
   /** /etc/hosts content; default kubelet's managed hosts file. */
   hosts?: string;
   /** /etc/resolv.conf content; default podResolvConf(pod, node). */
@@ -347,26 +353,15 @@ export class PodVolumes {
 
     const mountsHosts = planned.some((p) => p.path === '/etc/hosts');
     const hosts = opts.hosts ?? (podIPs.length > 0 || this.pod.spec?.hostNetwork ? managedHostsFile(this.pod, podIPs, clusterDomain, this.node) : undefined);
+    // The image's files are part of the template (the runtime bind-mounts /etc/hostname, /etc/hosts and /etc/resolv.conf over the image's).
     const fs = createStandardFs({
       hostname: opts.hostname ?? names.kernelHostname,
       podIP: podIP || undefined,
       now: opts.now,
       ...(hosts !== undefined && !mountsHosts ? { hosts } : {}),
       resolvConf: opts.resolvConf ?? podResolvConf(this.pod, this.node),
+      ...(opts.seed ? { template: fsTemplate(opts.seed, opts.seedKey) } : {}),
     });
-    if (opts.seed) {
-      // The runtime bind-mounts /etc/hostname, /etc/hosts and /etc/resolv.conf over the image's.
-      const keep = ['/etc/hostname', '/etc/hosts', '/etc/resolv.conf'].map((f) => [f, fs.readFile(f)] as const);
-      opts.seed(fs);
-      fs.now = opts.now;
-      fs.mkdirp('/etc', 0o755, true);
-      for (const [f, data] of keep) {
-        if (f === '/etc/hosts' && mountsHosts) continue;
-        const n = fs.stat(f, '/', false);
-        if (n && n.type !== 'file') fs.remove(f, { recursive: true });
-        fs.writeFile(f, data);
-      }
-    }
     fs.now = opts.now;
     const depth = (p: string): number => p.split('/').filter((x) => x !== '').length;
     const order = planned.map((p, i) => ({ p, i })).sort((a, b) => depth(a.p.path) - depth(b.p.path) || a.i - b.i);

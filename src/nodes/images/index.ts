@@ -71,6 +71,7 @@
  * `seedImageFiles(image, fs)` creates nginx's `index.html` (the 612-byte "Welcome to nginx!") and `50x.html`,
  * httpd's `htdocs/index.html` (`<html><body><h1>It works!</h1></body></html>`),
  * and ELF stubs for `/agnhost`, `/pause`, `/usr/sbin/nginx`, `/usr/local/bin/httpd-foreground`, ... (so `ls` sees them; the shell hands them to `knownPrograms`).
+ * `imageFilesKey(image)` names what it creates (the same for every tag), so that the containers of one image share a file system template.
  *
  * Not simulated: agnhost UDP/SCTP/TCP servers (only HTTP), TLS, netexec `/upload`, `logs-generator`,
  * `fake-gitserver`, `webhook`, `guestbook`, `nettest`, `connect`, `port-forward-tester`; nginx/httpd configuration files
@@ -81,6 +82,6 @@ export { containerArgv, imageConfig, parseImage } from './entrypoint.js';
 export type { ImageConfig, ImageRef } from './entrypoint.js';
 export { knownPrograms, parseFlags, programOf, nginxVersion, httpdVersion, AGNHOST_SUBCOMMANDS, MOUNTTEST_FLAGS } from './programs.js';
 export type { KnownProgramsOptions, ParsedFlags } from './programs.js';
-export { servedPorts, httpServer, seedImageFiles, nginxErrorPage, NGINX_INDEX_HTML, NGINX_50X_HTML, HTTPD_INDEX_HTML } from './servers.js';
+export { servedPorts, httpServer, seedImageFiles, imageFilesKey, nginxErrorPage, NGINX_INDEX_HTML, NGINX_50X_HTML, HTTPD_INDEX_HTML } from './servers.js';
 export type { ServerRequest, ServerResponse, ServerContext, ServerHandler, FetchResult } from './servers.js';
 export { goQuote, goFileMode, goJSONMap, goTimeNow, goDuration } from './go.js';

@@ -778,6 +778,43 @@ function nettestServer(ctx: ServerContext): ServerHandler {
 
 const ELF = Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0x02, 0x01, 0x01, 0x00]);
 
+/** Puts a binary (an ELF stub) at `path`. */
+function bin(fs: FileSystem, path: string): void {
+  fs.mkdirp(path.slice(0, path.lastIndexOf('/')) || '/');
+  fs.writeFile(path, ELF, { mode: 0o755 });
+}
+
+/** The files of each known image (by repository basename, as parseImage names it). */
+const IMAGE_FILES: Record<string, (fs: FileSystem) => void> = {
+  nginx: (fs) => {
+    fs.mkdirp(NGINX_ROOT);
+    fs.writeFile(`${NGINX_ROOT}/index.html`, NGINX_INDEX_HTML);
+    fs.writeFile(`${NGINX_ROOT}/50x.html`, NGINX_50X_HTML);
+    fs.mkdirp('/etc/nginx/conf.d');
+    fs.mkdirp('/var/cache/nginx');
+    fs.mkdirp('/var/log/nginx');
+    bin(fs, '/usr/sbin/nginx');
+  },
+  httpd: (fs) => {
+    fs.mkdirp(HTTPD_ROOT);
+    fs.writeFile(`${HTTPD_ROOT}/index.html`, HTTPD_INDEX_HTML);
+    fs.mkdirp('/usr/local/apache2/logs');
+    fs.mkdirp('/usr/local/apache2/conf');
+    bin(fs, '/usr/local/apache2/bin/httpd');
+    // really a `#!/bin/sh ... exec httpd -DFOREGROUND` script; a stub so that SIGTERM reaches httpd as PID 1
+    bin(fs, '/usr/local/bin/httpd-foreground');
+  },
+  agnhost: (fs) => bin(fs, '/agnhost'),
+  pause: (fs) => bin(fs, '/pause'),
+  redis: (fs) => {
+    bin(fs, '/usr/local/bin/redis-server');
+    fs.mkdirp('/data');
+  },
+  busybox: () => {},
+  alpine: () => {},
+  perl: () => {},
+};
+
 /**
  * Creates the files a known image has in its root file system: nginx's html
  * directory (index.html, 50x.html), httpd's htdocs/index.html, and the
@@ -786,45 +823,17 @@ const ELF = Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0x02, 0x01, 0x01, 0x00]);
  * for an unknown image.
  */
 export function seedImageFiles(image: string, fs: FileSystem): boolean {
+  const seed = IMAGE_FILES[parseImage(image).name];
+  seed?.(fs);
+  return seed !== undefined;
+}
+
+/**
+ * What seedImageFiles puts in an image's file system, as a key: images with
+ * the same key get the same files (any tag of nginx, every unknown image), so
+ * their containers can share one file system template (PodVolumes.containerFs's seedKey).
+ */
+export function imageFilesKey(image: string): string {
   const name = parseImage(image).name;
-  const bin = (path: string): void => {
-    fs.mkdirp(path.slice(0, path.lastIndexOf('/')) || '/');
-    fs.writeFile(path, ELF, { mode: 0o755 });
-  };
-  switch (name) {
-    case 'nginx':
-      fs.mkdirp(NGINX_ROOT);
-      fs.writeFile(`${NGINX_ROOT}/index.html`, NGINX_INDEX_HTML);
-      fs.writeFile(`${NGINX_ROOT}/50x.html`, NGINX_50X_HTML);
-      fs.mkdirp('/etc/nginx/conf.d');
-      fs.mkdirp('/var/cache/nginx');
-      fs.mkdirp('/var/log/nginx');
-      bin('/usr/sbin/nginx');
-      return true;
-    case 'httpd':
-      fs.mkdirp(HTTPD_ROOT);
-      fs.writeFile(`${HTTPD_ROOT}/index.html`, HTTPD_INDEX_HTML);
-      fs.mkdirp('/usr/local/apache2/logs');
-      fs.mkdirp('/usr/local/apache2/conf');
-      bin('/usr/local/apache2/bin/httpd');
-      // really a `#!/bin/sh ... exec httpd -DFOREGROUND` script; a stub so that SIGTERM reaches httpd as PID 1
-      bin('/usr/local/bin/httpd-foreground');
-      return true;
-    case 'agnhost':
-      bin('/agnhost');
-      return true;
-    case 'pause':
-      bin('/pause');
-      return true;
-    case 'redis':
-      bin('/usr/local/bin/redis-server');
-      fs.mkdirp('/data');
-      return true;
-    case 'busybox':
-    case 'alpine':
-    case 'perl':
-      return true;
-    default:
-      return false;
-  }
+  return Object.hasOwn(IMAGE_FILES, name) ? name : '';
 }

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { FileSystem, FsError, atomicDirName, buildAtomicVolume, createStandardFs, newDir, updateAtomicVolume, dirname, basename } from './fs.js';
+import { FileSystem, FsError, atomicDirName, buildAtomicVolume, createStandardFs, fsTemplate, newDir, updateAtomicVolume, dirname, basename, type FsNode } from './fs.js';
 import { T0, run } from './testutil.js';
 
 describe('FileSystem', () => {
@@ -74,6 +74,104 @@ describe('FileSystem', () => {
 
   it('basename and dirname', () => {
     assert.deepEqual([basename('/a/b/'), basename('/'), basename('x'), dirname('/a/b/'), dirname('/a'), dirname('a')], ['b', '/', 'x', '/a', '/', '.']);
+  });
+});
+
+/** Every node of a tree with its path (through `entries`, so every directory is copied from its template). */
+function walk(n: FsNode, path = ''): Array<[string, FsNode]> {
+  const out: Array<[string, FsNode]> = [[path || '/', n]];
+  if (n.type === 'dir') for (const [k, c] of n.entries) out.push(...walk(c, `${path}/${k}`));
+  return out;
+}
+
+describe('file systems made from a shared template', () => {
+  let seeds = 0;
+  const seed = (fs: FileSystem): void => {
+    seeds++;
+    fs.mkdirp('/srv/www');
+    fs.writeFile('/srv/www/index.html', 'hello\n');
+    fs.writeFile('/usr/bin/tool', 'ELF', { mode: 0o755 });
+    fs.mkdirp('/etc/app');
+  };
+  const tpl = fsTemplate(seed, 'fs.test image');
+
+  it('builds a seeded template once per key, and never lets it change', () => {
+    assert.equal(fsTemplate(seed, 'fs.test image'), tpl);
+    assert.equal(seeds, 1);
+    assert.notEqual(fsTemplate(seed), tpl, 'a seed without a key is run each time');
+    assert.throws(() => {
+      (tpl as { mode: number }).mode = 0o700;
+    }, TypeError);
+  });
+
+  it('a change in one container is seen neither by another nor by a container made later', () => {
+    const a = createStandardFs({ template: tpl, hostname: 'a', now: T0 });
+    const b = createStandardFs({ template: tpl, hostname: 'b', now: T0 + 5000 });
+    assert.equal(a.readText('/etc/hostname'), 'a\n');
+    assert.equal(b.readText('/etc/hostname'), 'b\n');
+    a.now = T0 + 1000;
+    a.writeFile('/srv/www/index.html', 'changed\n');
+    a.writeFile('/srv/www/new.html', 'new\n');
+    a.chmod('/usr/bin/tool', 0o700);
+    a.rename('/usr/bin/tool', '/usr/bin/tool2');
+    a.remove('/etc/passwd');
+    a.remove('/etc/app', { recursive: true });
+    a.mkdir('/srv/www/sub');
+    a.mkdirp('/opt/x/y');
+    a.symlink('/srv/www', '/www');
+    a.touch('/srv');
+    a.chmod('/tmp', 0o755);
+    assert.equal(a.readText('/srv/www/index.html'), 'changed\n');
+    assert.deepEqual(a.readdir('/srv/www'), ['index.html', 'new.html', 'sub']);
+    assert.equal(a.stat('/usr/bin/tool2')!.mode, 0o700);
+    assert.equal(a.stat('/srv')!.mtime, T0 + 1000);
+    for (const fs of [b, createStandardFs({ template: tpl, hostname: 'c', now: T0 + 9000 })]) {
+      assert.equal(fs.readText('/srv/www/index.html'), 'hello\n');
+      assert.deepEqual(fs.readdir('/srv/www'), ['index.html']);
+      assert.equal(fs.stat('/usr/bin/tool')!.mode, 0o755);
+      assert.equal(fs.exists('/usr/bin/tool2'), false);
+      assert.equal(fs.readText('/etc/passwd').startsWith('root:x:0:0:'), true);
+      assert.equal(fs.stat('/etc/app')?.type, 'dir');
+      assert.equal(fs.exists('/opt/x'), false);
+      assert.equal(fs.exists('/www'), false);
+      assert.equal(fs.stat('/tmp')!.mode, 0o1777);
+    }
+    // The bytes of a file nobody wrote are shared, not copied.
+    assert.equal(b.readFile('/srv/www/index.html'), createStandardFs({ template: tpl }).readFile('/srv/www/index.html'));
+  });
+
+  it('every node starts with the creation time as mtime, whatever was built when', () => {
+    for (const now of [T0, T0 + 123_456]) {
+      const fs = createStandardFs({ template: tpl, now });
+      const nodes = walk(fs.root);
+      assert.ok(nodes.length > 25);
+      assert.deepEqual(nodes.filter(([, n]) => n.mtime !== now).map(([p]) => p), []);
+    }
+  });
+
+  it('copies a directory one entry at a time on lookups, keeping the nodes and the listing order', () => {
+    const fs = createStandardFs({ template: tpl, now: T0 });
+    const passwd = fs.stat('/etc/passwd')!;
+    fs.chmod('/etc/passwd', 0o600);
+    assert.equal(fs.stat('/etc/passwd'), passwd, 'the same node on each lookup');
+    fs.writeFile('/etc/zz', 'z');
+    assert.equal(fs.stat('/etc/passwd'), passwd, 'still the same node once all entries are copied');
+    assert.equal(passwd.mode, 0o600);
+    const etc = fs.stat('/etc')!;
+    assert.equal(etc.type, 'dir');
+    if (etc.type === 'dir') assert.deepEqual([...etc.entries.keys()], ['hostname', 'hosts', 'resolv.conf', 'passwd', 'group', 'app', 'zz']);
+    assert.deepEqual([...fs.root.entries.keys()], ['bin', 'sbin', 'usr', 'etc', 'root', 'home', 'var', 'proc', 'sys', 'dev', 'run', 'opt', 'srv', 'mnt', 'tmp']);
+  });
+
+  it('the runtime-managed files replace what a seed put there', () => {
+    const t = fsTemplate((fs) => {
+      fs.writeFile('/etc/hosts', 'image hosts\n');
+      fs.remove('/etc/hostname');
+      fs.mkdirp('/etc/hostname/oops');
+    }, 'fs.test managed files');
+    const fs = createStandardFs({ template: t, hostname: 'web-0', podIP: '10.0.0.9', now: T0 });
+    assert.equal(fs.readText('/etc/hostname'), 'web-0\n');
+    assert.match(fs.readText('/etc/hosts'), /^# Kubernetes-managed hosts file\.\n[^]*10\.0\.0\.9\tweb-0\n$/);
   });
 });
 

@@ -65,6 +65,8 @@ export function errorText(e: unknown): string {
   return e instanceof FsError ? e.message : String(e instanceof Error ? e.message : e);
 }
 
+const EMPTY = Buffer.alloc(0);
+
 export function newDir(mode = 0o755, mtime = 0): DirNode {
   return { type: 'dir', entries: new Map(), mode, mtime };
 }
@@ -180,7 +182,8 @@ export class FileSystem {
   private childOf(dir: DirNode, parts: string[], name: string): FsNode | undefined {
     const m = this.mounts.get(joinPath([...parts, name]));
     if (m) return m.node;
-    return dir.entries.get(name);
+    // Walking through a template's directory copies only the entry taken.
+    return dir instanceof TemplateDir ? dir.child(name) : dir.entries.get(name);
   }
 
   /** The read-only flag at a path: its own mount's, else what it inherits. */
@@ -271,7 +274,8 @@ export class FileSystem {
   /** Writes (or appends to) a regular file, creating it with `mode` if missing. */
   writeFile(path: string, data: string | Buffer, opts: { append?: boolean; mode?: number; cwd?: string } = {}): void {
     const r = this.resolve(path, opts.cwd ?? '/', true);
-    const buf = typeof data === 'string' ? Buffer.from(data) : data;
+    // Empty files (every container's /dev/termination-log) share one Buffer: no byte of it can change.
+    const buf = typeof data === 'string' ? (data === '' ? EMPTY : Buffer.from(data)) : data;
     if (r.node) {
       if (r.node.type === 'dir') throw new FsError('EISDIR', path);
       if (r.node.type === 'dev') return;
@@ -450,12 +454,99 @@ export interface StandardFsOptions {
   resolvConf?: string;
   podIP?: string;
   now?: number;
+  /** What the tree starts as (fsTemplate(): the standard tree plus an image's files); default the standard tree. */
+  template?: DirNode;
 }
 
-/** A container root file system with /etc/hostname, /etc/hosts, /etc/resolv.conf, /tmp, /dev/null, /bin, ... */
-export function createStandardFs(opts: StandardFsOptions = {}): FileSystem {
-  const fs = new FileSystem();
-  fs.now = opts.now ?? 0;
+/**
+ * A directory of a file system made from a template (createStandardFs). It
+ * shows the template directory's content but copies it into entries of its
+ * own only when they are used, and its children likewise (a file keeps the
+ * template's bytes: writes replace a file's Buffer, never change it in place).
+ * Thousands of containers of one image so hold only the few directories they
+ * touch (/, /etc, the way to a volume's mount point) instead of the whole
+ * tree each, and nothing a container does reaches the template or another
+ * container: only the copies are ever handed out.
+ *
+ * Looking a name up on the way to a path (`child`, what resolve uses) copies
+ * that one child; `entries` (listings, any change of the directory) copies
+ * them all, the children already copied included, in the template's order.
+ *
+ * Every node starts with the file system's creation time as mtime (as when
+ * each container built its tree itself at that time), so a template's own
+ * mtimes do not matter and one template serves containers created at any time.
+ */
+class TemplateDir implements DirNode {
+  readonly type = 'dir' as const;
+  mode: number;
+  mtime: number;
+  /** The template directory, until all its entries are copied. */
+  private template: DirNode | undefined;
+  /** The entries: all of them once `template` is undefined, else those copied so far. */
+  private own: Map<string, FsNode> | undefined;
+
+  constructor(
+    template: DirNode,
+    /** The creation time of the file system: every copied node's mtime. */
+    private readonly born: number,
+  ) {
+    this.template = template;
+    this.mode = template.mode;
+    this.mtime = born;
+  }
+
+  /** The entry `name`, copying only it from the template. */
+  child(name: string): FsNode | undefined {
+    const n = this.own?.get(name);
+    if (n || !this.template) return n;
+    const t = this.template.entries.get(name);
+    if (!t) return undefined;
+    const copy = instantiate(t, this.born);
+    (this.own ??= new Map()).set(name, copy);
+    return copy;
+  }
+
+  get entries(): Map<string, FsNode> {
+    if (this.template) {
+      const all = new Map<string, FsNode>();
+      for (const [name, t] of this.template.entries) all.set(name, this.own?.get(name) ?? instantiate(t, this.born));
+      this.own = all;
+      this.template = undefined;
+    }
+    return this.own!;
+  }
+
+  set entries(m: Map<string, FsNode>) {
+    this.own = m;
+    this.template = undefined;
+  }
+}
+
+/** A container's own node for a template node (a directory's content is copied when first used). */
+function instantiate(n: FsNode, mtime: number): FsNode {
+  switch (n.type) {
+    case 'dir':
+      return new TemplateDir(n, mtime);
+    case 'file':
+      return { type: 'file', data: n.data, mode: n.mode, mtime };
+    case 'symlink':
+      return { type: 'symlink', target: n.target, mode: n.mode, mtime };
+    case 'dev':
+      return { type: 'dev', dev: n.dev, mode: n.mode, mtime };
+  }
+}
+
+/** Templates are never handed out, only copied from: frozen, so that a slip that would change one throws instead. */
+function freezeTree(n: FsNode): void {
+  Object.freeze(n);
+  if (n.type === 'dir') for (const c of n.entries.values()) freezeTree(c);
+}
+
+/** The files each container gets with its own content (createStandardFs's options). */
+const PER_CONTAINER_FILES = ['/etc/hostname', '/etc/hosts', '/etc/resolv.conf'] as const;
+
+/** The part of the standard tree every container has alike (created in this order: what unsorted walks such as `find` show). */
+function populateStandard(fs: FileSystem): void {
   for (const d of ['/bin', '/sbin', '/usr/bin', '/usr/sbin', '/usr/local/bin', '/etc', '/root', '/home', '/var', '/var/log', '/var/run', '/proc', '/proc/self', '/sys', '/dev', '/run', '/opt', '/srv', '/mnt']) {
     fs.mkdirp(d);
   }
@@ -463,17 +554,61 @@ export function createStandardFs(opts: StandardFsOptions = {}): FileSystem {
   fs.chmod('/tmp', 0o1777);
   const dev = fs.root.entries.get('dev');
   if (dev && dev.type === 'dir') dev.entries.set('null', { type: 'dev', dev: 'null', mode: 0o666, mtime: fs.now });
-  const hostname = opts.hostname ?? 'localhost';
-  const ip = opts.podIP ?? '127.0.0.1';
-  fs.writeFile('/etc/hostname', hostname + '\n');
-  fs.writeFile(
-    '/etc/hosts',
-    opts.hosts ??
-      `# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\nfe00::0\tip6-localnet\nfe00::0\tip6-mcastprefix\nfe00::1\tip6-allnodes\nfe00::2\tip6-allrouters\n${ip}\t${hostname}\n`,
-  );
-  fs.writeFile('/etc/resolv.conf', opts.resolvConf ?? 'search default.svc.cluster.local svc.cluster.local cluster.local\nnameserver 10.96.0.10\noptions ndots:5\n');
+  // Placeholders, so that these files keep their place in /etc (filled in by personalize).
+  for (const f of PER_CONTAINER_FILES) fs.writeFile(f, '');
   fs.writeFile('/etc/passwd', 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/home:/bin/false\n');
   fs.writeFile('/etc/group', 'root:x:0:\nnogroup:x:65534:\n');
+}
+
+/**
+ * Writes /etc/hostname, /etc/hosts and /etc/resolv.conf over whatever the
+ * template has there, as the runtime bind-mounts them over the image's.
+ */
+function personalize(fs: FileSystem, opts: StandardFsOptions): void {
+  const hostname = opts.hostname ?? 'localhost';
+  const ip = opts.podIP ?? '127.0.0.1';
+  const content: Record<(typeof PER_CONTAINER_FILES)[number], string> = {
+    '/etc/hostname': hostname + '\n',
+    '/etc/hosts':
+      opts.hosts ??
+      `# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\nfe00::0\tip6-localnet\nfe00::0\tip6-mcastprefix\nfe00::1\tip6-allnodes\nfe00::2\tip6-allrouters\n${ip}\t${hostname}\n`,
+    '/etc/resolv.conf': opts.resolvConf ?? 'search default.svc.cluster.local svc.cluster.local cluster.local\nnameserver 10.96.0.10\noptions ndots:5\n',
+  };
+  fs.mkdirp('/etc', 0o755, true);
+  for (const f of PER_CONTAINER_FILES) {
+    const n = fs.stat(f, '/', false);
+    if (n && n.type !== 'file') fs.remove(f, { recursive: true });
+    fs.writeFile(f, content[f]);
+  }
+}
+
+const templates = new Map<string, DirNode>();
+
+/**
+ * The immutable tree createStandardFs starts from: the standard directories
+ * and files, plus what `seed` adds (an image's files: only files and
+ * directories, no mounts). With a `key` naming what the seed does (the
+ * image), the template is built once per key and shared by every file system
+ * made from it; without one, it is built afresh.
+ */
+export function fsTemplate(seed?: (fs: FileSystem) => void, key?: string): DirNode {
+  const cacheKey = seed === undefined ? '' : key === undefined ? undefined : `seed:${key}`;
+  const cached = cacheKey === undefined ? undefined : templates.get(cacheKey);
+  if (cached) return cached;
+  const fs = new FileSystem();
+  populateStandard(fs);
+  seed?.(fs);
+  freezeTree(fs.root);
+  if (cacheKey !== undefined) templates.set(cacheKey, fs.root);
+  return fs.root;
+}
+
+/** A container root file system with /etc/hostname, /etc/hosts, /etc/resolv.conf, /tmp, /dev/null, /bin, ... */
+export function createStandardFs(opts: StandardFsOptions = {}): FileSystem {
+  const now = opts.now ?? 0;
+  const fs = new FileSystem(new TemplateDir(opts.template ?? fsTemplate(), now));
+  fs.now = now;
+  personalize(fs, opts);
   return fs;
 }
 

@@ -306,3 +306,42 @@ describe('programs simulated by scripts (external hook `script`)', () => {
     assert.equal(r.exitCode, 2);
   });
 });
+
+describe('a job blocked for good', () => {
+  // An image entrypoint as kcm simulates it (`exec "$@"`; as PID 1 it exits 3 on a signal), then a server that runs until stopped.
+  const external = (argv: string[]) =>
+    argv[0] === '/docker-entrypoint.sh'
+      ? { script: 'exec "$@"', arg0: argv[0], args: argv.slice(1), sigterm: 'exit' as const, sigtermExitCode: 3 }
+      : argv[0] === 'server'
+        ? { forever: true as const, stdout: 'up\n', sigterm: 'exit' as const, sigtermExitCode: 3 }
+        : undefined;
+
+  it('a program exec’d by an entrypoint script still takes signals as PID 1', () => {
+    const p = startProcess({ argv: ['/docker-entrypoint.sh', 'server'], env: { A: '1' }, clock: T0, external });
+    const st = p.advance(T0 + S);
+    assert.deepEqual([st.state, st.output.map((c) => c.data)], ['forever', ['up\n']]);
+    assert.equal(p.getVar('A'), '1');
+    assert.equal(p.hasTrap('TERM'), false);
+    assert.deepEqual([p.signal('HUP', T0 + 2 * S).exitCode, p.signal('TERM', T0 + 3 * S).exitCode], [3, 3]);
+    const q = startProcess({ argv: ['/docker-entrypoint.sh', 'server'], clock: T0, external });
+    q.advance(T0);
+    assert.deepEqual([q.signal('WINCH', T0 + S).ended, q.kill(T0 + 2 * S).exitCode], [false, 137]);
+  });
+
+  it('background jobs go on while the main one is blocked for good', () => {
+    const p = startProcess({ argv: ['sh', '-c', '(sleep 2; echo bg; sleep infinity) & exec server'], clock: T0, external });
+    const st = p.advance(T0 + 5 * S);
+    assert.deepEqual([st.state, st.output.map((c) => [c.atMs - T0, c.data])], ['forever', [[0, 'up\n'], [2 * S, 'bg\n']]]);
+    assert.equal(p.signal('TERM', T0 + 6 * S).exitCode, 3);
+  });
+
+  it('a shell blocked on a program keeps its trap, or ignores TERM without one', () => {
+    const t = startProcess({ script: "trap 'echo bye; exit 4' TERM; server; echo never", clock: T0, external });
+    assert.equal(t.advance(T0).state, 'forever');
+    const r = t.signal('TERM', T0 + S);
+    assert.deepEqual([r.exitCode, r.output.map((c) => c.data)], [4, ['bye\n']]);
+    const u = startProcess({ script: 'server; echo never', clock: T0, external });
+    assert.equal(u.advance(T0).state, 'forever');
+    assert.deepEqual([u.signal('TERM', T0 + S).handled, u.advance(T0 + 2 * S).state, u.kill(T0 + 3 * S).exitCode], ['ignored', 'forever', 137]);
+  });
+});

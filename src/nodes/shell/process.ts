@@ -89,7 +89,8 @@ export interface StartOptions {
 
 interface Job {
   pid: number;
-  gen: G<number>;
+  /** Undefined once released: blocked for good, it will never run again (see block). */
+  gen: G<number> | undefined;
   state: 'ready' | 'sleep' | 'forever' | 'wait' | 'done' | 'busy';
   wakeAt: number;
   resume: Wake;
@@ -101,10 +102,19 @@ interface Job {
 
 const SHELLS = new Set(['sh', 'bash', 'ash', 'dash']);
 
+/** What `uname` reports unless StartOptions.uname says otherwise (one object for every process). */
+const UNAME: ProcessContext['uname'] = Object.freeze({ sysname: 'Linux', release: '6.6.0-kcm', machine: 'x86_64', version: '#1 SMP PREEMPT_DYNAMIC' });
+
 export class ShellProcess {
   readonly fs: FileSystem;
   private readonly proc: ProcState;
-  private readonly mainShell: Shell;
+  /**
+   * The main shell; dropped (with its functions, traps and options) once PID 1
+   * is a program blocked for good (block), when nothing can use it any more.
+   */
+  private mainShell: Shell | undefined;
+  /** The main shell's variables (getVar), kept after the shell was dropped. */
+  private readonly mainVars: Map<string, string>;
   private readonly jobs: Job[] = [];
   private pendingOut: OutputChunk[] = [];
   private exit: { code: number; at: number } | undefined;
@@ -124,7 +134,7 @@ export class ShellProcess {
       external: o.external,
       nproc: o.nproc ?? 2,
       ...(o.user ? { user: o.user } : {}),
-      uname: { sysname: 'Linux', release: '6.6.0-kcm', machine: 'x86_64', version: '#1 SMP PREEMPT_DYNAMIC', ...o.uname },
+      uname: o.uname ? { ...UNAME, ...o.uname } : UNAME,
       trapInterruptsSleep: o.trapInterruptsSleep ?? true,
     };
     const sink = (stream: 'stdout' | 'stderr'): Out => ({
@@ -167,6 +177,7 @@ export class ShellProcess {
     };
     const sh = new Shell(this.proc);
     this.mainShell = sh;
+    this.mainVars = sh.vars;
     sh.cwd = o.cwd ?? '/';
     const env: Record<string, string> = {};
     if (!o.env || !('PATH' in o.env)) env['PATH'] = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
@@ -277,18 +288,18 @@ export class ShellProcess {
   /** Whether the shell has a trap for the signal (`TERM`, `SIGTERM`, `15`). */
   hasTrap(sig: string): boolean {
     const n = signalName(sig);
-    return n !== undefined && this.mainShell.traps.has(n) && this.proc.pid1.kind === 'shell';
+    return n !== undefined && this.proc.pid1.kind === 'shell' && !!this.mainShell?.traps.has(n);
   }
 
   /** The trap's command text, if any ('' = signal ignored). */
   trapAction(sig: string): string | undefined {
     const n = signalName(sig);
-    return n === undefined || this.proc.pid1.kind !== 'shell' ? undefined : this.mainShell.traps.get(n);
+    return n === undefined || this.proc.pid1.kind !== 'shell' ? undefined : this.mainShell?.traps.get(n);
   }
 
   /** The shell's variables (for tests and `kubectl exec` environment). */
   getVar(name: string): string | undefined {
-    return this.mainShell.vars.get(name);
+    return this.mainVars.get(name);
   }
 
   /** Runs the process until it blocks past `untilMs` or exits. */
@@ -321,6 +332,7 @@ export class ShellProcess {
       let r: IteratorResult<import('./interpreter.js').Yield, number>;
       const resume = job.resume;
       job.resume = undefined;
+      if (!job.gen) throw new Error(`job ${job.pid} resumed after it was released`);
       try {
         this.fs.now = this.proc.now;
         r = job.gen.next(resume);
@@ -355,7 +367,7 @@ export class ShellProcess {
           // let other jobs that are due earlier run first
           return;
         case 'forever':
-          job.state = 'forever';
+          this.block(job);
           return;
         case 'wait':
           job.waitFor = y.pids;
@@ -367,6 +379,31 @@ export class ShellProcess {
           return;
       }
     }
+  }
+
+  /**
+   * A job blocked with nothing scheduled (a server program, `sleep infinity`).
+   * Only signal() wakes such a job, and only the main shell's when a trap can
+   * run. Any other is never resumed: its generator is dropped instead of
+   * being kept for the life of the container, with the interpreter's frames
+   * down to the program and the shells they hold (e.g. the subshell of the
+   * `exec "$@"` of an image's docker-entrypoint.sh, with its copy of the
+   * variables). The frames' `finally` blocks do not run; they would not
+   * have run either: the job ends only by being marked done. When PID 1 is a
+   * program (run directly or by `exec`), the main shell goes too: signals
+   * then go to the program (signal() reads no trap), so only its variables
+   * are still read (getVar).
+   * Neither can change while the job is blocked: traps and `pid1` belong to
+   * the main shell, and the main job is what runs it.
+   */
+  private block(job: Job): void {
+    job.state = 'forever';
+    const program = this.proc.pid1.kind === 'program';
+    const traps = this.mainShell?.traps;
+    const wakeable = job.main && !program && this.proc.ctx.trapInterruptsSleep && !!traps && [...traps.values()].some((action) => action !== '');
+    if (wakeable) return;
+    job.gen = undefined;
+    if (job.main && program) this.mainShell = undefined;
   }
 
   private waitDone(j: Job): boolean {
@@ -415,7 +452,7 @@ export class ShellProcess {
     }
     const num = SIGNALS[name] ?? 15;
     const pid1 = this.proc.pid1;
-    const action = pid1.kind === 'shell' ? this.mainShell.traps.get(name) : undefined;
+    const action = pid1.kind === 'shell' ? this.mainShell?.traps.get(name) : undefined;
     if (action !== undefined) {
       if (action === '') return { ...before, handled: 'ignored', ended: false };
       this.proc.pending.push(name);
