@@ -9,7 +9,7 @@
  * passes the rate limiter. A 401 while using an exec plugin credential runs
  * the plugin again and retries once.
  */
-import { request as undiciRequest, type Dispatcher } from 'undici';
+import { request as undiciRequest, type Dispatcher } from './undici.js';
 import type { Clock } from '../util/clock/clock.js';
 import { realClock } from '../util/clock/clock.js';
 import { newLogger, type Logger } from '../util/log/logger.js';

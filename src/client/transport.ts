@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { createSecureContext } from 'node:tls';
-import { Agent, type Dispatcher } from 'undici';
+import { Agent, type Dispatcher } from './undici.js';
 import type { TlsConfig } from './rest-config.js';
 
 export interface ClientCertificate {

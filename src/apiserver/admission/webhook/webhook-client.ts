@@ -14,7 +14,7 @@
  * certificate signed by unknown authority`), which callers wrap in
  * upstream's `failed calling webhook ...` texts.
  */
-import { Agent, request, type Dispatcher } from 'undici';
+import { Agent, request, type Dispatcher } from '../../../client/undici.js';
 import type { Clock } from '../../../util/clock/clock.js';
 import { realClock } from '../../../util/clock/clock.js';
 import { StatusError } from '../../../client/errors.js';
