@@ -189,7 +189,8 @@ class Simulator implements NodeSimulator {
   private readonly backoff: RestartBackoff;
   /** Pods (key -> uid) this simulator has asked to delete; not asked again while they linger (finalizers). */
   private readonly deleted = new Map<string, string>();
-  private broadcaster: EventBroadcaster | undefined;
+  /** One per node, as each kubelet has its own (its own queue of 1000 events: a burst on one node drops no other node's). */
+  private readonly broadcasters: EventBroadcaster[] = [];
   private ownFactory: SharedInformerFactory | undefined;
   private nodeInformer!: SharedIndexInformer<Kube<Node>>;
   private podInformer!: SharedIndexInformer<Kube<Pod>>;
@@ -231,7 +232,6 @@ class Simulator implements NodeSimulator {
     const prefix = opts.namePrefix ?? 'kcm-node-';
     this.nodeNames = Array.from({ length: count }, (_, i) => `${prefix}${i}`);
     const arch = opts.architecture ?? 'amd64';
-    if (!opts.recorderFor) this.broadcaster = newEventBroadcaster({ client: opts.client, clock: this.clock, logger: this.log.child({}, 'events') });
     this.nodeNames.forEach((name, i) => {
       const labels: Record<string, string> = {};
       if (opts.zones && opts.zones.length > 0) labels['topology.kubernetes.io/zone'] = opts.zones[i % opts.zones.length]!;
@@ -245,9 +245,12 @@ class Simulator implements NodeSimulator {
       };
       this.templates.push(template);
       const identity = { name, index: i, internalIP: nodeInternalIP(i), defaultPodCIDR: defaultPodCIDR(i) };
-      const recorder = opts.recorderFor
-        ? opts.recorderFor(name)
-        : this.broadcaster!.newRecorder({ component: 'kubelet', host: name });
+      let recorder = opts.recorderFor?.(name);
+      if (!recorder) {
+        const broadcaster = newEventBroadcaster({ client: opts.client, clock: this.clock, logger: this.log.child({}, 'events') });
+        this.broadcasters.push(broadcaster);
+        recorder = broadcaster.newRecorder({ component: 'kubelet', host: name });
+      }
       const agent = new NodeAgent({
         client: opts.client,
         clock: this.clock,
@@ -359,7 +362,7 @@ class Simulator implements NodeSimulator {
     await this.kubelet?.close();
     if (vaReg) this.vaInformer?.removeEventHandler(vaReg);
     if (this.ownFactory) await this.ownFactory.shutdown();
-    if (this.broadcaster) await this.broadcaster.shutdown();
+    await Promise.all(this.broadcasters.map((b) => b.shutdown()));
   }
 
   async whenIdle(): Promise<void> {
