@@ -41,9 +41,9 @@ describe('kcm as an npm package', () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('ships compiled code, declarations, the API data the embedded server reads, README, LICENSE and docs; no tests, sources, maps or test data', () => {
+  it('ships compiled code, the bundled command, declarations, the API data the embedded server reads, README, LICENSE and docs; no tests, sources, maps or test data', () => {
     const paths = pack.files.map((f) => f.path);
-    for (const p of ['LICENSE', 'README.md', 'package.json', 'bin/kcm.js', 'docs/runtime.md', 'data/openapi/swagger.json.gz', 'data/proto/schema.json.gz']) {
+    for (const p of ['LICENSE', 'README.md', 'package.json', 'bin/kcm.js', 'dist/bundle/kcm.js', 'dist/bundle/controller-side-main.js', 'docs/runtime.md', 'data/openapi/swagger.json.gz', 'data/openapi/swagger-paths.json.gz', 'data/proto/schema.json.gz']) {
       assert.ok(paths.includes(p), `${p} is shipped`);
     }
     for (const sub of ['client', 'cache', 'workqueue', 'leaderelection', 'record', 'runtime', 'testing', 'api']) {
