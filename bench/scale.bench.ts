@@ -89,7 +89,15 @@ async function step(nodes: number, pods: number): Promise<string[]> {
       return n / IDLE_SECONDS;
     };
     const perPodKB = ((apiRss + sideRss) * 1024) / pods;
+    // A controller-side restart (lost Lease, crash) costs a re-list and shows in the times: reported with its cause.
+    const restarts = (kcm.stdout().match(/controller side restarted/g) ?? []).length;
+    const causes = kcm
+      .stderr()
+      .split('\n')
+      .filter((l) => /exited unexpectedly|leaderelection lost|failed to renew|controller side failed/.test(l))
+      .slice(0, 6);
     return [
+      `${nodes} nodes, ${pods} pods: controller side restarted ${restarts} times${causes.length > 0 ? `: ${causes.join(' | ')}` : ''}`,
       `${nodes} nodes, ${pods} pods: nodes Ready ${nodesReadyS.toFixed(1)} s after start; all pods available ${availableS.toFixed(1)} s after the first Deployment`,
       `${nodes} nodes, ${pods} pods: peak RSS API server ${apiRss.toFixed(0)} MB, controller side ${sideRss.toFixed(0)} MB, ${(apiRss + sideRss).toFixed(0)} MB in all (${perPodKB.toFixed(0)} KB per pod); CPU to converge API server ${apiCpu.toFixed(1)} s, controller side ${sideCpu.toFixed(1)} s`,
       `${nodes} nodes, ${pods} pods, idle: ${rate().toFixed(1)} API requests/s (leases ${rate('leases').toFixed(1)}/s, nodes ${rate('nodes').toFixed(1)}/s), API server CPU ${((100 * (c1 - c0)) / IDLE_SECONDS).toFixed(1)} %`,
