@@ -307,27 +307,27 @@ const SHARED_ENCODINGS = 4096;
 const sharedLines = new SharedEncodings<string>(SHARED_ENCODINGS);
 const sharedFrames = new SharedEncodings<Uint8Array>(SHARED_ENCODINGS);
 
+/**
+ * The encoding of a watch event carrying `obj` served at `r`: shared through
+ * `cache` when `obj` is a stored (frozen) object, made afresh otherwise.
+ */
+function sharedEncoding<T>(cache: SharedEncodings<T>, type: WatchEvent['type'], r: ServedResource, obj: KubeObject, encode: (event: { type: WatchEvent['type']; object: KubeObject }) => T): T {
+  if (!Object.isFrozen(obj)) return encode({ type, object: present(r, obj) });
+  const form = `${type} ${r.group}/${r.version} ${r.kind}${decodeId(r)}`;
+  let encoded = cache.get(obj, form);
+  if (encoded === undefined) cache.set(obj, form, (encoded = encode({ type, object: servedView(r, obj) })));
+  return encoded;
+}
+
 /** The JSON line (with its newline) of a watch event carrying `obj` served at `r`. */
 export function eventLine(type: WatchEvent['type'], r: ServedResource, obj: KubeObject): string {
-  const frozen = Object.isFrozen(obj);
-  const k = `${type} ${r.group}/${r.version} ${r.kind}${decodeId(r)}`;
-  let line = frozen ? sharedLines.get(obj, k) : undefined;
-  if (line !== undefined) return line;
-  line = stringifyAsGo({ type, object: frozen ? servedView(r, obj) : present(r, obj) }) + '\n';
-  if (frozen) sharedLines.set(obj, k, line);
-  return line;
+  return sharedEncoding(sharedLines, type, r, obj, (event) => stringifyAsGo(event) + '\n');
 }
 
 /** The protobuf frame of a watch event carrying `obj` served at `r`; shared like eventLine's lines. */
 export function eventFrame(type: WatchEvent['type'], r: ServedResource, obj: KubeObject): Uint8Array {
-  const frozen = Object.isFrozen(obj);
-  const k = `${type} ${r.group}/${r.version} ${r.kind}${decodeId(r)}`;
-  let frame = frozen ? sharedFrames.get(obj, k) : undefined;
-  if (frame !== undefined) return frame;
   // The served kind is built-in (negotiation allows protobuf only then), so it has a message.
-  frame = encodeWatchEventFrame(type, frozen ? servedView(r, obj) : present(r, obj))!;
-  if (frozen) sharedFrames.set(obj, k, frame);
-  return frame;
+  return sharedEncoding(sharedFrames, type, r, obj, (event) => encodeWatchEventFrame(event.type, event.object)!);
 }
 
 /** Applies the selection to a storage event (cacher's convertToWatchEvent). */
