@@ -9,7 +9,7 @@ import { FakeClock, realClock } from '../util/clock/clock.js';
 import { isAlreadyExists, isInternalError, isNotFound, isTooManyRequests, NetworkError, StatusError } from './errors.js';
 import { inClusterConfig } from './in-cluster.js';
 import { buildUrl, newRestClient } from './rest-client.js';
-import { newRestConfig } from './rest-config.js';
+import { newRestConfig, viaUnixSocket } from './rest-config.js';
 import { parseWarnings } from './response-errors.js';
 import { startFakeApiServer, type FakeApiServer } from './testing/fake-api-server.js';
 import { clientTestdata, clientTestdataDir } from './testing/testdata.js';
@@ -141,7 +141,9 @@ describe('RestClient over a Unix domain socket', () => {
       res.end('{"over":"socket"}');
     });
     await new Promise<void>((r) => srv.listen(socketPath, r));
-    const c = newRestClient(newRestConfig({ host: 'http://localhost', socketPath, auth: { bearerToken: 't' } }));
+    const base = newRestConfig({ host: 'https://127.0.0.1:6443', auth: { bearerToken: 't' } });
+    assert.equal(viaUnixSocket(base, undefined), base);
+    const c = newRestClient(viaUnixSocket(base, socketPath));
     try {
       assert.deepEqual(await c.request('GET', '/api'), { over: 'socket' });
       assert.deepEqual(seen, ['GET /api Bearer t']);

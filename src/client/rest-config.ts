@@ -90,6 +90,15 @@ export function newRestConfig(partial: Partial<RestConfig> & { host: string }): 
 }
 
 /**
+ * `config` reaching its server over a Unix domain socket as
+ * `http://localhost` (kcm up's private socket to its API server), or
+ * `config` itself without a socket. Credentials and TLS data stay as they were.
+ */
+export function viaUnixSocket(config: RestConfig, socketPath: string | undefined): RestConfig {
+  return socketPath ? { ...config, host: 'http://localhost', socketPath } : config;
+}
+
+/**
  * The configuration of a component's leader-election client, made as
  * kube-controller-manager and kube-scheduler make theirs: the component's,
  * with "/leader-election" added to the user agent and the renew deadline as

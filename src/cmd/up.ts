@@ -17,7 +17,7 @@ export async function run(args: string[]): Promise<number> {
   const help = args.includes('--help') || args.includes('-h');
   // The controller side's process is forked first, so that it loads its modules while this one loads the API server's
   // (most of kcm up's start is reading and compiling modules, and there are two cores). Hence the imports below.
-  let preforked: PreforkedProcess | undefined = help || wantsThread(args) ? undefined : preforkControllerSide();
+  const preforked: PreforkedProcess | undefined = help || wantsThread(args) ? undefined : preforkControllerSide();
   const [{ UnknownControllerError }, { parseUpFlags, upFlags }, { runUp }, { onTerminationSignal, reportFlagError }, { flagUsage }] = await Promise.all([
     import('../controllers/registry.js'),
     import('../up/options.js'),
@@ -35,10 +35,6 @@ export async function run(args: string[]): Promise<number> {
   } catch (err) {
     preforked?.discard();
     return reportFlagError(err, UnknownControllerError);
-  }
-  if (opts.flags.values.isolation !== 'process') {
-    preforked?.discard();
-    preforked = undefined;
   }
   const ac = new AbortController();
   onTerminationSignal(() => ac.abort());

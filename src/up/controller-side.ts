@@ -12,7 +12,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { newKubeClient, type KubeClient } from '../client/client.js';
 import { loadKubeconfig } from '../client/kubeconfig.js';
-import { leaderElectionRestConfig, type RestConfig } from '../client/rest-config.js';
+import { leaderElectionRestConfig, viaUnixSocket, type RestConfig } from '../client/rest-config.js';
 import { newControllerManager, type ProgressEvent } from '../controllermanager/manager.js';
 import { buildControllerOptions, effectiveConfiguration, type ControllerManagerFlagValues } from '../controllermanager/options.js';
 import { delegatedAuthConfig } from '../controllermanager/auth-flags.js';
@@ -82,8 +82,7 @@ export async function runControllerSide(cfg: ControllerSideConfig, signal: Abort
   setVerbosity(cfg.verbosity);
   setLogFormat(cfg.loggingFormat);
   const log = newLogger('kcm-up');
-  const fromKubeconfig = await loadKubeconfig({ kubeconfig: cfg.kubeconfigPath });
-  const base: RestConfig = cfg.apiSocketPath ? { ...fromKubeconfig, host: 'http://localhost', socketPath: cfg.apiSocketPath } : fromKubeconfig;
+  const base = viaUnixSocket(await loadKubeconfig({ kubeconfig: cfg.kubeconfigPath }), cfg.apiSocketPath);
   const pki = join(cfg.dataDir, 'pki');
   const rootCA = cfg.cm['root-ca-file'] ? readFileSync(cfg.cm['root-ca-file'], 'utf8') : readOptional(join(pki, 'ca.crt'));
   const saKeyFile = cfg.cm['service-account-private-key-file'] || join(pki, 'sa.key');

@@ -119,8 +119,12 @@ export function startSupervisor(opts: SupervisorOptions): Supervisor {
   let done!: () => void;
   const finished = new Promise<void>((r) => (done = r));
 
-  let first = true;
-  if (opts.isolation === 'thread') opts.preforked?.discard();
+  // The preforked process serves the first start only (a thread needs none).
+  let preforked = opts.preforked?.child;
+  if (opts.isolation === 'thread') {
+    opts.preforked?.discard();
+    preforked = undefined;
+  }
   const launch = (): void => {
     backoff.started(Date.now());
     let stoppedCode: number | undefined;
@@ -130,9 +134,9 @@ export function startSupervisor(opts: SupervisorOptions): Supervisor {
       if (m.type === 'cm' && m.event.type === 'caches-synced') backoff.ready();
       opts.onMessage(m);
     };
-    const preforked = first ? opts.preforked?.child : undefined;
-    first = false;
-    current = opts.isolation === 'thread' ? startThread(opts.config, onMessage) : startProcess(opts.config, onMessage, preforked);
+    const child = preforked;
+    preforked = undefined;
+    current = opts.isolation === 'thread' ? startThread(opts.config, onMessage) : startProcess(opts.config, onMessage, child);
     void current.exited.then(({ code, signal }) => {
       current = undefined;
       if (stopping) {

@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { startApiServer, type RunningApiServer } from '../apiserver/serve/index.js';
 import { newKubeClient, type KubeClient } from '../client/client.js';
-import { newRestConfig } from '../client/rest-config.js';
+import { newRestConfig, viaUnixSocket } from '../client/rest-config.js';
 import { newLogger, setLogFormat, setVerbosity, type Logger } from '../util/log/logger.js';
 import type { ControllerSideConfig, ControllerSideMessage } from './controller-side.js';
 import type { UpOptions } from './options.js';
@@ -186,10 +186,7 @@ export async function runUp(o: UpOptions, startedAt: number, signal: AbortSignal
     return 1;
   }
 
-  const client = newKubeClient(
-    newRestConfig({ host: server.socketPath ? 'http://localhost' : server.url, tls: { caData: server.caPem }, auth: { bearerToken: server.adminToken }, qps: 0, ...(server.socketPath ? { socketPath: server.socketPath } : {}) }),
-    { logger: log },
-  );
+  const client = newKubeClient(viaUnixSocket(newRestConfig({ host: server.url, tls: { caData: server.caPem }, auth: { bearerToken: server.adminToken }, qps: 0 }), server.socketPath), { logger: log });
   const watching = watchNodesReady(client, v.nodes, status, watchAbort.signal, log).then(checkReady);
   const storageClass = v['local-path-provisioner'] ? ensureDefaultStorageClass(client, dataDir, v.storage !== 'memory', watchAbort.signal, log) : Promise.resolve();
 
