@@ -270,6 +270,14 @@ describe('newNodeSimulator', () => {
     await h.stop();
   });
 
+  it('runs every pod of a burst larger than it starts in one turn (the rest wait in its queue)', async () => {
+    const h = await start();
+    for (let i = 0; i < 120; i++) seedPod(h.fake, { nodeName: `kcm-node-${i % 2}`, containers: [{ name: 'c', image: 'busybox', command: ['sleep', '1000'] }] }, `p${i}`);
+    await h.settle();
+    for (let i = 0; i < 120; i++) assert.equal(storedPod(h.fake, `p${i}`)?.status?.phase, 'Running', `p${i}`);
+    await h.stop();
+  });
+
   it('takes the grace period to stop a pod with gracefulShutdown', async () => {
     // The fake client deletes with a zero grace period; the informer shows
     // the pod as an API server would after a default (graceful) delete.

@@ -60,6 +60,10 @@ import type { ImagePullRule } from './image.js';
 import { createStandardFs, type FileSystem } from './shell/index.js';
 import { KUBELET_ENDPOINT_ANNOTATION, startKubeletServer, type KubeletServer } from './kubelet/server.js';
 
+/** Pod syncs running at once (each awaits API writes and sandboxes), and started per turn of the event loop. */
+const maxPodWorkers = 256;
+const startsPerTurn = 32;
+
 /** The version the simulated kubelets report (the embedded API server's). */
 export const DEFAULT_KUBELET_VERSION = 'v1.33.0-kcm';
 
@@ -206,6 +210,10 @@ class Simulator implements NodeSimulator {
   // a request during a sync runs it again afterwards.
   private readonly inflight = new Map<string, Promise<void>>();
   private readonly again = new Set<string>();
+  /** Keys waiting for a worker, in the order asked; see enqueue. */
+  private readonly pending = new Set<string>();
+  private pumpScheduled = false;
+  private startedThisTurn = 0;
   private stopped = false;
   private readonly templates: NodeTemplate[] = [];
   private cmInformer!: SharedIndexInformer<Kube<ConfigMap>>;
@@ -366,7 +374,10 @@ class Simulator implements NodeSimulator {
   }
 
   async whenIdle(): Promise<void> {
-    while (this.inflight.size > 0) await Promise.all([...this.inflight.values()]);
+    while (this.inflight.size > 0 || (this.pending.size > 0 && !this.stopped)) {
+      if (this.inflight.size > 0) await Promise.all([...this.inflight.values()]);
+      else await new Promise<void>((resolve) => setImmediate(resolve));
+    }
   }
 
   // --- nodes ---
@@ -613,12 +624,53 @@ class Simulator implements NodeSimulator {
 
   // --- pods ---
 
+  /**
+   * Asks for a sync of key. A sync starts at once, unless startsPerTurn have started in this turn of the
+   * event loop or maxPodWorkers are running: then it waits in a queue, started a few per turn. After a
+   * re-list of thousands of pods, starting every sync inside the informer's delivery would run their
+   * synchronous parts back to back and starve timers (Lease renewals) and I/O.
+   */
   private enqueue(key: string): void {
     if (this.stopped) return;
     if (this.inflight.has(key)) {
       this.again.add(key);
       return;
     }
+    if (this.pending.size === 0 && this.inflight.size < maxPodWorkers && this.startedThisTurn < startsPerTurn) {
+      this.startedThisTurn++;
+      if (this.startedThisTurn === 1) setImmediate(() => (this.startedThisTurn = 0));
+      this.start(key);
+      return;
+    }
+    this.pending.add(key);
+    this.schedulePump();
+  }
+
+  private schedulePump(): void {
+    if (this.pumpScheduled || this.pending.size === 0 || this.stopped) return;
+    this.pumpScheduled = true;
+    setImmediate(() => {
+      this.pumpScheduled = false;
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    let started = 0;
+    for (const key of this.pending) {
+      if (this.stopped || this.inflight.size >= maxPodWorkers || started >= startsPerTurn) break;
+      this.pending.delete(key);
+      if (this.inflight.has(key)) {
+        this.again.add(key);
+        continue;
+      }
+      this.start(key);
+      started++;
+    }
+    if (this.inflight.size < maxPodWorkers) this.schedulePump();
+  }
+
+  private start(key: string): void {
     const task = (async () => {
       do {
         this.again.delete(key);
@@ -631,7 +683,10 @@ class Simulator implements NodeSimulator {
           this.schedule(key, this.clock.now() + 1000);
         }
       } while (this.again.has(key) && !this.stopped);
-    })().finally(() => this.inflight.delete(key));
+    })().finally(() => {
+      this.inflight.delete(key);
+      this.schedulePump();
+    });
     this.inflight.set(key, task);
   }
 
