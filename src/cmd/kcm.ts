@@ -16,6 +16,7 @@ Commands:
   proxy                compute (and print) the iptables or IPVS rules kube-proxy would program on a node
   local-path-provisioner  run the local-path volume provisioner and resizer alone
   crd                  CustomResourceDefinitions from TypeScript resource definitions, and TypeScript types from CRDs
+  dashboard            serve a live web view of the control loops for any cluster
   version              print the version
 
 Run 'kcm <command> --help' for the flags of a command.
@@ -38,6 +39,7 @@ registerCommand('scheduler', () => import('./scheduler.js').then((m) => m.run));
 registerCommand('local-path-provisioner', () => import('./local-path-provisioner.js').then((m) => m.run));
 registerCommand('crd', () => import('./crd.js').then((m) => m.run));
 registerCommand('proxy', () => import('./proxy.js').then((m) => m.run));
+registerCommand('dashboard', () => import('./dashboard.js').then((m) => m.run));
 
 export async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;

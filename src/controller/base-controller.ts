@@ -12,13 +12,14 @@ import type { RateLimiter, RateLimitingQueue } from '../util/workqueue/interface
 import { newRateLimitingQueue } from '../util/workqueue/rate-limiting-queue.js';
 import { defaultControllerRateLimiter } from '../util/workqueue/rate-limiters.js';
 import type { WorkqueueMetricsProvider } from '../util/workqueue/metrics.js';
+import { recordSync } from '../util/workqueue/debug.js';
 
 export const DEFAULT_MAX_RETRIES = 15;
 /** How long run() waits for in-flight syncs after the signal aborted. */
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 30_000;
 
 export interface QueueWorkerOptions {
-  /** Names the queue (metrics) and the log lines. */
+  /** Names the queue (metrics, /debug/controllers) and the log lines. */
   name: string;
   clock: Clock;
   /**
@@ -123,9 +124,12 @@ class Worker implements QueueWorker {
     const start = this.opts.clock.now();
     try {
       await this.syncBounded(key, signal);
+      recordSync(this.queue, key, start, this.opts.clock.since(start));
       this.queue.forget(key);
       this.log.v(4).info({ key, duration: this.opts.clock.since(start) }, 'synced');
     } catch (err) {
+      // Recorded before the retry is queued, so /debug/controllers shows the error with the retry.
+      recordSync(this.queue, key, start, this.opts.clock.since(start), err ?? new Error('sync failed'));
       this.handleError(err, key, signal);
     } finally {
       this.queue.done(key);

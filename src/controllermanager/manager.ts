@@ -3,7 +3,7 @@
  *
  *   wait (bounded) for the API server's /healthz -> set up delegated
  *   authentication and authorization (a failed lookup ends start-up) ->
- *   serve /healthz, /metrics, /configz -> leader election (optional) ->
+ *   serve /healthz, /metrics, /configz, /debug/controllers -> leader election (optional) ->
  *   when leading: discovery, build every enabled controller whose
  *   resources are served, start the shared informers once, wait for their
  *   caches, run each controller.
@@ -15,6 +15,7 @@
  */
 import { setMaxListeners } from 'node:events';
 import type { Registry } from 'prom-client';
+import type { ControllerState, DebugControllers } from '../util/workqueue/debug-types.js';
 import { register as defaultRegistry } from 'prom-client';
 import { newKubeClient, type KubeClient } from '../client/client.js';
 import { leaderElectionRestConfig, type RestConfig } from '../client/rest-config.js';
@@ -28,6 +29,7 @@ import { defaultIdentity, newLeaderElector, type LeaderElector } from '../tools/
 import { newEventBroadcaster } from '../tools/record/index.js';
 import { realClock, type Clock } from '../util/clock/clock.js';
 import { newLogger, type Logger } from '../util/log/logger.js';
+import { claimDebugQueues, debugQueueMark, debugQueueStates, debugRecentSyncs } from '../util/workqueue/debug.js';
 import { getDefaultWorkqueueMetricsProvider, newPrometheusWorkqueueMetrics, noopWorkqueueMetricsProvider, setDefaultWorkqueueMetricsProvider } from '../util/workqueue/metrics.js';
 import { DelegatedAuthError, setUpDelegatedAuth, type DelegatedAuth, type DelegatedAuthConfig } from './delegated-auth.js';
 import { newHealthChecks, startServing, type ComponentServer, type HealthChecks } from './serving.js';
@@ -87,6 +89,8 @@ export interface ControllerManager {
   servingUrl(): string | undefined;
   /** True while this instance leads (always true without leader election once running). */
   isLeader(): boolean;
+  /** What /debug/controllers serves: the built controllers, every live named work queue, the election. */
+  debugControllers(since?: number): DebugControllers;
 }
 
 class StartupError extends Error {
@@ -119,6 +123,33 @@ export async function waitForApiServer(client: KubeClient, clock: Clock, timeout
   }
 }
 
+/**
+ * Builds a controller with `create` and attributes to it the named work
+ * queues registered meanwhile (QueueState.controller). Controllers are built
+ * one at a time, so the queues made during one build are that controller's.
+ */
+export async function createClaimingQueues<T>(name: string, create: () => T | Promise<T>): Promise<{ controller: T; queues: string[] }> {
+  const mark = debugQueueMark();
+  const controller = await create();
+  return { controller, queues: claimDebugQueues(mark, name) };
+}
+
+/** The /debug/controllers document for `controllers` (as built, by name) at `time`. */
+export function renderDebugControllers(
+  time: number,
+  controllers: readonly { name: string; controller: Pick<Controller, 'healthy'> }[],
+  leaderElection?: DebugControllers['leaderElection'],
+  since?: number,
+): DebugControllers {
+  const queues = debugQueueStates();
+  const states: ControllerState[] = controllers.map(({ name, controller }) => ({
+    name,
+    healthy: controller.healthy(),
+    queues: queues.filter((q) => q.controller === name).map((q) => q.name),
+  }));
+  return { time, controllers: states, queues, ...(leaderElection ? { leaderElection } : {}), recent: debugRecentSyncs(since) };
+}
+
 function servedSet(lists: { groupVersion: string; resources: { name: string }[] }[]): Set<string> {
   const out = new Set<string>();
   for (const l of lists) for (const r of l.resources) out.add(`${l.groupVersion}/${r.name}`);
@@ -138,11 +169,22 @@ class Manager implements ControllerManager {
   private auth: DelegatedAuth | undefined;
   private elector: LeaderElector | undefined;
   private leading = false;
+  /** This instance's name in the Lease. */
+  private readonly identity: string;
+  /** The controllers built while leading (for /debug/controllers). */
+  private built: { name: string; controller: Controller }[] = [];
 
   constructor(private readonly cfg: ControllerManagerConfig) {
     this.clock = cfg.clock ?? realClock;
     this.log = cfg.logger ?? newLogger('controller-manager');
     this.registry = cfg.registry ?? defaultRegistry;
+    this.identity = cfg.leaderElection.identity ?? defaultIdentity();
+  }
+
+  debugControllers(since?: number): DebugControllers {
+    const le = this.cfg.leaderElection;
+    const election = le.enabled ? { lease: `${le.namespace}/${le.name}`, identity: this.identity, leading: this.leading } : undefined;
+    return renderDebugControllers(this.clock.now(), this.built, election, since);
   }
 
   servingUrl(): string | undefined {
@@ -180,6 +222,7 @@ class Manager implements ControllerManager {
           checks: this.checks,
           registry: this.registry,
           configz: this.cfg.configz ?? (() => ({})),
+          debugControllers: (since) => this.debugControllers(since),
           logger: this.log,
         });
         this.cfg.onProgress?.({ type: 'serving', url: this.server.url });
@@ -204,7 +247,7 @@ class Manager implements ControllerManager {
 
   private async runWithLeaderElection(client: KubeClient, signal: AbortSignal): Promise<number> {
     const le = this.cfg.leaderElection;
-    const identity = le.identity ?? defaultIdentity();
+    const identity = this.identity;
     let lost = false;
     let failure: unknown;
     const leClient = newKubeClient(leaderElectionRestConfig(this.cfg.restConfig, le.renewDeadlineMs), { clock: this.clock, metricsRegistry: this.registry, logger: this.log.child({}, 'client') });
@@ -308,6 +351,7 @@ class Manager implements ControllerManager {
     };
 
     const built: { descriptor: ControllerDescriptor; controller: Controller }[] = [];
+    this.built = [];
     const skipped: string[] = [];
     // The garbage collector is built last: it shares the full informers the other controllers asked for.
     const order = [...this.cfg.controllers].sort((a, b) => Number(a === GARBAGE_COLLECTOR) - Number(b === GARBAGE_COLLECTOR));
@@ -346,8 +390,9 @@ class Manager implements ControllerManager {
         continue;
       }
       try {
-        const controller = await d.create({ ...ctx, client: controllerClient(d.name) });
+        const { controller } = await createClaimingQueues(d.name, () => d.create({ ...ctx, client: controllerClient(d.name) }));
         built.push({ descriptor: d, controller });
+        this.built.push({ name: d.name, controller });
         this.checks.add({ name: d.name, check: () => (controller.healthy() ? undefined : new Error(`${d.name} is not healthy`)) });
         this.log.v(1).info({ controller: name }, 'built controller');
       } catch (err) {

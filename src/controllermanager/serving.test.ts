@@ -10,6 +10,7 @@ import { newLogger, setLogOutput, setVerbosity } from '../util/log/logger.js';
 import { newDelegatingAuthenticator, type TokenReviewStatus } from './delegated-authn.js';
 import { newDelegatingAuthorizer, type SubjectAccessReviewSpec, type SubjectAccessReviewStatus } from './delegated-authz.js';
 import { newHealthChecks, renderHealth, startServing, type ComponentServer } from './serving.js';
+import type { DebugControllers } from '../util/workqueue/debug-types.js';
 
 describe('controller-manager health rendering', () => {
   it('answers ok when every check passes and lists them with ?verbose', () => {
@@ -28,6 +29,28 @@ describe('controller-manager health rendering', () => {
     assert.equal(renderHealth('healthz', checks, false, 'nope').code, 404);
   });
 });
+
+const debugControllers: DebugControllers = {
+  time: Date.UTC(2024, 0, 1),
+  controllers: [{ name: 'deployment-controller', healthy: true, queues: ['deployment'] }],
+  queues: [
+    {
+      name: 'deployment',
+      controller: 'deployment-controller',
+      depth: 1,
+      adds: 3,
+      addsPerSecond: 0.3,
+      retries: 1,
+      processing: [{ key: 'ns/web', seconds: 0.5 }],
+      longestRunningSeconds: 0.5,
+      waiting: ['ns/api'],
+      duration: { count: 2, p50: 0.01, p90: 0.02, p99: 0.02 },
+      lastErrors: [{ time: Date.UTC(2024, 0, 1), key: 'ns/web', message: 'conflict' }],
+    },
+  ],
+  leaderElection: { lease: 'kube-system/kube-controller-manager', identity: 'host_1', leading: true },
+  recent: [{ queue: 'deployment', key: 'ns/web', start: Date.UTC(2024, 0, 1), durationMs: 10, error: 'conflict' }],
+};
 
 /** What kube-controller-manager answers, byte for byte (k8s.io/apiserver Unauthorized and responsewriters.Forbidden). */
 const unauthorizedBody = '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}\n';
@@ -95,6 +118,7 @@ async function startHarness(): Promise<Harness> {
     checks,
     registry,
     configz: () => ({ a: 1 }),
+    debugControllers: () => debugControllers,
     auth: { authenticator, authorizer, requestClientCertificates: true },
     logger: newLogger('test'),
   });
@@ -175,6 +199,18 @@ describe('controller-manager secure serving', () => {
     });
     assert.deepEqual(await get(h, '/metrics', { token: 'nobody-token' }), { code: 403, type: 'application/json', body: forbiddenBody('nobody', 'get', '/metrics') });
     assert.equal((await get(h, '/nope', { token: 'prom-token' })).code, 404);
+  });
+
+  it('serves /debug/controllers as JSON only to an authenticated and authorized caller, as /metrics', async () => {
+    const r = await get(h, '/debug/controllers', { token: 'prom-token' });
+    assert.equal(r.code, 200);
+    assert.equal(r.type, 'application/json');
+    assert.deepEqual(JSON.parse(r.body), debugControllers);
+    assert.deepEqual(h.accessReviews.at(-1)!.nonResourceAttributes, { path: '/debug/controllers', verb: 'get' });
+    assert.deepEqual(await get(h, '/debug/controllers', { token: 'stolen' }), { code: 401, type: 'application/json', body: unauthorizedBody });
+    assert.deepEqual(await get(h, '/debug/controllers', { token: 'nobody-token' }), { code: 403, type: 'application/json', body: forbiddenBody('nobody', 'get', '/debug/controllers') });
+    // No credentials at all: system:anonymous, forbidden like on /metrics.
+    assert.deepEqual(await get(h, '/debug/controllers'), { code: 403, type: 'application/json', body: forbiddenBody('system:anonymous', 'get', '/debug/controllers') });
   });
 
   it('reuses TokenReview and SubjectAccessReview answers for their TTL', async () => {

@@ -2,7 +2,9 @@
  * The HTTPS endpoints of the controller manager and the scheduler:
  * `/healthz`, `/livez`, `/readyz` (each with `/<path>/<check>` per check and
  * `?verbose`), `/metrics` (the prom-client registry in Prometheus text
- * format) and `/configz`.
+ * format), `/configz` and, for the controller manager, `/debug/controllers`
+ * (its controllers and work queues as JSON, DebugControllers of
+ * dashboard/protocol.ts).
  *
  * Every request goes through the chain kube-controller-manager builds
  * (controller-manager/app/serve.go BuildHandlerChain): delegated
@@ -30,6 +32,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import type { Registry } from 'prom-client';
+import type { DebugControllers } from '../util/workqueue/debug-types.js';
 import { newCA, newSignedCert, type KeyPair } from '../util/cert/cert.js';
 import type { Logger } from '../util/log/logger.js';
 import { renderHealth, type HealthChecks } from '../util/healthz/healthz.js';
@@ -58,6 +61,8 @@ export interface ServingOptions {
   registry: Registry;
   /** Undefined: no /configz. */
   configz?: () => unknown;
+  /** Undefined: no /debug/controllers. Authenticated and authorized like every other path. */
+  debugControllers?: (since?: number) => DebugControllers;
   auth: ServingAuth;
   /** The component, for the self-signed certificate's names (`kube-controller-manager`, `kube-scheduler`). */
   component?: string;
@@ -167,6 +172,11 @@ export async function startServing(opts: ServingOptions): Promise<ComponentServe
     }
     if (path === '/configz' && opts.configz) {
       send(res, 200, JSON.stringify({ componentconfig: opts.configz() }), 'application/json');
+      return;
+    }
+    if (path === '/debug/controllers' && opts.debugControllers) {
+      const since = Number(url.searchParams.get('since') ?? NaN);
+      send(res, 200, JSON.stringify(opts.debugControllers(Number.isFinite(since) ? since : undefined)), 'application/json');
       return;
     }
     send(res, 404, '404 page not found\n');

@@ -20,6 +20,9 @@
  *   event: controllers  ControllersState, every second
  *   event: scheduling   SchedulingDecision[]: new decisions since the last one, newest last
  */
+import type { ControllerState, QueueState } from '../util/workqueue/debug-types.js';
+
+export type { ControllerState, DebugControllers, QueueState } from '../util/workqueue/debug-types.js';
 
 /** At a glance: ok (green), progressing (blue), warning (amber), failed (red), terminating (grey), unknown. */
 export type Health = 'ok' | 'progressing' | 'warning' | 'failed' | 'terminating' | 'unknown';
@@ -116,32 +119,7 @@ export interface Delta {
   touched: string[];
 }
 
-export interface QueueState {
-  name: string;
-  /** The controller that made the queue, when known. */
-  controller?: string;
-  depth: number;
-  /** Total adds since the process started, and the rate over the last ~10 s. */
-  adds: number;
-  addsPerSecond: number;
-  retries: number;
-  /** Keys being synced now, longest first. */
-  processing: { key: string; seconds: number }[];
-  longestRunningSeconds: number;
-  /** Keys waiting (the first 50). Absent from /metrics. */
-  waiting?: string[];
-  /** Sync (work) duration in seconds. */
-  duration: { count: number; p50: number | null; p90: number | null; p99: number | null };
-  /** Newest last. Absent from /metrics. */
-  lastErrors?: { time: number; key: string; message: string }[];
-}
 
-export interface ControllerState {
-  name: string;
-  healthy: boolean;
-  /** Queue names, see QueueState.controller. */
-  queues: string[];
-}
 
 export interface ControllersState {
   /** The URL read: `<controller manager>/debug/controllers` or `<controller manager>/metrics`. */
@@ -222,12 +200,3 @@ export interface TimelineResponse {
   entries: TimelineEntry[];
 }
 
-/** What kcm controller-manager serves at /debug/controllers (authenticated like /metrics). */
-export interface DebugControllers {
-  time: number;
-  controllers: ControllerState[];
-  queues: QueueState[];
-  leaderElection?: { lease: string; identity: string; leading: boolean };
-  /** The last syncs of each queue, oldest first (at most 200 per queue). */
-  recent: { queue: string; key: string; start: number; durationMs: number; error?: string }[];
-}

@@ -104,6 +104,12 @@ const ownFlags = {
     section: 'Controller manager serving',
   },
   'controller-manager-bind-address': { type: 'string', default: '127.0.0.1', typeName: 'ip', usage: "The IP address the controller manager's endpoints listen on.", section: 'Controller manager serving' },
+  'dashboard-port': {
+    type: 'int',
+    default: 8081,
+    usage: 'The port of the live web view of the control loops (controllers and their queues, owner trees, timelines, nodes), on 127.0.0.1; its sign-in URL is printed at start. If the port is taken a free one is used. 0 disables it.',
+    section: 'kcm up',
+  },
   'metric-resolution': {
     type: 'duration',
     default: 15_000,

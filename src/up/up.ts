@@ -17,6 +17,7 @@ import { newRestConfig, viaUnixSocket } from '../client/rest-config.js';
 import { newLogger, setLogFormat, setVerbosity, type Logger } from '../util/log/logger.js';
 import type { ControllerSideConfig, ControllerSideMessage } from './controller-side.js';
 import type { UpOptions } from './options.js';
+import type { RunningDashboard } from '../dashboard/server.js';
 import { ensureServiceAccountKey } from './sa-key.js';
 import { ensureDefaultStorageClass } from './storage.js';
 import { newSimulatedMetricsSource } from './metrics-source.js';
@@ -65,6 +66,30 @@ async function watchNodesReady(client: KubeClient, wanted: number, status: Statu
 function apiSocketPath(dataDir: string): string | undefined {
   const path = join(resolve(dataDir), 'apiserver.sock');
   return Buffer.byteLength(path) <= 100 ? path : undefined;
+}
+
+/**
+ * The dashboard (src/dashboard) on 127.0.0.1:port, or on a free port when that one is taken. Its module loads
+ * after the API server serves; its watches start when a browser first opens it. Undefined when it cannot start.
+ */
+async function startUpDashboard(server: RunningApiServer, client: KubeClient, port: number, cmUrl: () => string | undefined, log: Logger, out: NodeJS.WriteStream): Promise<RunningDashboard | undefined> {
+  const { startDashboard } = await import('../dashboard/server.js');
+  const opts = { client, restConfig: newRestConfig({ host: server.url, tls: { caData: server.caPem }, auth: { bearerToken: server.adminToken } }), clusterUrl: server.url, controllerManagerUrl: cmUrl, logger: newLogger('dashboard') };
+  try {
+    let d: RunningDashboard;
+    try {
+      d = await startDashboard({ ...opts, port });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+      d = await startDashboard({ ...opts, port: 0 });
+      log.info({ wanted: port, port: d.port }, 'the dashboard port is taken: using a free one');
+    }
+    out.write(`Dashboard: ${d.loginUrl}\n`);
+    return d;
+  } catch (err) {
+    log.error(err, 'cannot start the dashboard');
+    return undefined;
+  }
 }
 
 export async function runUp(o: UpOptions, startedAt: number, signal: AbortSignal, preforked?: PreforkedProcess): Promise<number> {
@@ -141,6 +166,7 @@ export async function runUp(o: UpOptions, startedAt: number, signal: AbortSignal
   };
 
   const watchAbort = new AbortController();
+  let cmUrl: string | undefined;
   let readyAnnounced = false;
   const checkReady = () => {
     if (readyAnnounced || !isAllReady(status.current(), v.scheduler)) return;
@@ -158,7 +184,10 @@ export async function runUp(o: UpOptions, startedAt: number, signal: AbortSignal
           else status.update({ cachesSyncedMs: Date.now() - startedAt });
         }
         else if (m.event.type === 'controllers-started') status.update({ controllers: { started: m.event.started.length, skipped: m.event.skipped.length } });
-        else if (m.event.type === 'serving') out.write(`kcm up: controller manager serving on ${m.event.url}\n`);
+        else if (m.event.type === 'serving') {
+          cmUrl = m.event.url;
+          out.write(`kcm up: controller manager serving on ${m.event.url}\n`);
+        }
         break;
       case 'scheduler-started':
         status.update({ schedulerStarted: true });
@@ -187,6 +216,7 @@ export async function runUp(o: UpOptions, startedAt: number, signal: AbortSignal
   }
 
   const client = newKubeClient(viaUnixSocket(newRestConfig({ host: server.url, tls: { caData: server.caPem }, auth: { bearerToken: server.adminToken }, qps: 0 }), server.socketPath), { logger: log });
+  const dashboard = v['dashboard-port'] > 0 ? startUpDashboard(server, client, v['dashboard-port'], () => cmUrl, log, out) : Promise.resolve(undefined);
   const watching = watchNodesReady(client, v.nodes, status, watchAbort.signal, log).then(checkReady);
   const storageClass = v['local-path-provisioner'] ? ensureDefaultStorageClass(client, dataDir, v.storage !== 'memory', watchAbort.signal, log) : Promise.resolve();
 
@@ -197,6 +227,7 @@ export async function runUp(o: UpOptions, startedAt: number, signal: AbortSignal
   await supervisor.stop();
   await watching.catch(() => undefined);
   await storageClass.catch(() => undefined);
+  await (await dashboard)?.close().catch((err: unknown) => log.error(err, 'stopping the dashboard'));
   await client.close().catch(() => undefined);
   log.info('stopping the API server');
   await server.close();

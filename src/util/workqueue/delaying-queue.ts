@@ -9,6 +9,7 @@
 
 import { realClock, type Clock, type Timer } from '../clock/clock.js';
 import type { DelayingQueue, Queue } from './interfaces.js';
+import { linkDebugQueue } from './debug.js';
 import { getDefaultWorkqueueMetricsProvider, newRetryMetric, type CounterMetric } from './metrics.js';
 import { newQueue, type QueueOptions } from './queue.js';
 
@@ -105,6 +106,7 @@ class DelayingWorkQueue<T> implements DelayingQueue<T> {
     this.clock = opts.clock ?? realClock;
     this.queue = opts.queue ?? newQueue<T>(opts);
     this.retries = newRetryMetric(opts.metrics ?? getDefaultWorkqueueMetricsProvider(), opts.name);
+    linkDebugQueue(this, this.queue);
   }
 
   addAfter(item: T, delayMs: number): void {

@@ -24,3 +24,14 @@ export {
   type CounterMetric,
   type HistogramMetric,
 } from './metrics.js';
+export {
+  recordSync,
+  debugQueueStates,
+  debugRecentSyncs,
+  debugQueueOf,
+  debugQueueMark,
+  claimDebugQueues,
+  MAX_DEBUG_QUEUES,
+  type QueueDebug,
+  type SyncRecord,
+} from './debug.js';

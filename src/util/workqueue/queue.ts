@@ -12,10 +12,11 @@
 
 import { realClock, type Clock, type Timer } from '../clock/clock.js';
 import type { Queue } from './interfaces.js';
+import { registerDebugQueue, unregisterDebugQueue, type QueueDebug } from './debug.js';
 import { getDefaultWorkqueueMetricsProvider, newQueueMetrics, type QueueMetrics, type WorkqueueMetricsProvider } from './metrics.js';
 
 export interface QueueOptions {
-  /** Names the queue in metrics; unnamed queues record no metrics. */
+  /** Names the queue in metrics and /debug/controllers (debug.ts); unnamed queues record neither. */
   name?: string;
   clock?: Clock;
   /** Default: the process-wide provider (setDefaultWorkqueueMetricsProvider), itself no-op by default. */
@@ -50,6 +51,10 @@ class Fifo<T> {
     }
     return item;
   }
+  /** The first `limit` items, without removing them. */
+  peek(limit: number): T[] {
+    return this.items.slice(this.head, this.head + limit) as T[];
+  }
 }
 
 class WorkQueue<T> implements Queue<T> {
@@ -65,16 +70,20 @@ class WorkQueue<T> implements Queue<T> {
   private readonly clock: Clock;
   private readonly metrics: QueueMetrics<T> | undefined;
   private readonly period: number;
+  // Kept whether or not metrics are on; undefined for unnamed queues.
+  private readonly debug: QueueDebug | undefined;
 
   constructor(opts: QueueOptions) {
     this.clock = opts.clock ?? realClock;
     this.metrics = newQueueMetrics<T>(opts.metrics ?? getDefaultWorkqueueMetricsProvider(), opts.name, this.clock);
     this.period = opts.unfinishedWorkUpdatePeriodMs ?? DEFAULT_UNFINISHED_WORK_UPDATE_PERIOD_MS;
+    this.debug = registerDebugQueue(this, opts.name, this.clock);
   }
 
   add(item: T): void {
     if (this.shutting || this.dirty.has(item)) return;
     this.metrics?.add(item);
+    this.debug?.added();
     this.dirty.add(item);
     if (this.processing.has(item)) return;
     this.queue.push(item);
@@ -83,6 +92,11 @@ class WorkQueue<T> implements Queue<T> {
 
   len(): number {
     return this.queue.length;
+  }
+
+  /** The first `limit` items waiting (debug.ts). */
+  waiting(limit: number): T[] {
+    return this.queue.peek(limit);
   }
 
   get(): Promise<T | undefined> {
@@ -95,6 +109,7 @@ class WorkQueue<T> implements Queue<T> {
     // A done() for an item that is not processing is a caller bug; ignoring it keeps the invariant.
     if (!this.processing.delete(item)) return;
     this.metrics?.done(item);
+    this.debug?.finished(item);
     if (this.dirty.has(item)) {
       this.queue.push(item);
       this.handOut();
@@ -110,6 +125,7 @@ class WorkQueue<T> implements Queue<T> {
 
   shutDown(): void {
     this.shutting = true;
+    unregisterDebugQueue(this.debug);
     this.stopUnfinishedUpdates();
     this.wakeGetters();
     this.resolveDrainers();
@@ -117,6 +133,7 @@ class WorkQueue<T> implements Queue<T> {
 
   shutDownWithDrain(): Promise<void> {
     this.shutting = true;
+    unregisterDebugQueue(this.debug);
     this.stopUnfinishedUpdates();
     this.wakeGetters();
     if (this.processing.size === 0) return Promise.resolve();
@@ -130,6 +147,7 @@ class WorkQueue<T> implements Queue<T> {
   private take(): T {
     const item = this.queue.shift();
     this.metrics?.get(item);
+    this.debug?.started(item);
     this.processing.add(item);
     this.dirty.delete(item);
     if (this.metrics && !this.unfinishedTimer && !this.shutting) this.armUnfinishedUpdates();

@@ -9,6 +9,7 @@
 import type { DelayingQueue, RateLimiter, RateLimitingQueue } from './interfaces.js';
 import { newDelayingQueue, type DelayingQueueOptions } from './delaying-queue.js';
 import { defaultControllerRateLimiter } from './rate-limiters.js';
+import { linkDebugQueue, type QueueDebug } from './debug.js';
 
 export interface RateLimitingQueueOptions<T> extends DelayingQueueOptions<T> {
   /** The delaying queue to wrap; default: newDelayingQueue with the same name, clock and metrics. */
@@ -16,12 +17,18 @@ export interface RateLimitingQueueOptions<T> extends DelayingQueueOptions<T> {
 }
 
 class RateLimitingWorkQueue<T> implements RateLimitingQueue<T> {
+  /** The debug entry of the wrapped queue (counts retries), when it is named. */
+  private readonly debug: QueueDebug | undefined;
+
   constructor(
     private readonly queue: DelayingQueue<T>,
     private readonly limiter: RateLimiter<T>,
-  ) {}
+  ) {
+    this.debug = linkDebugQueue(this, queue);
+  }
 
   addRateLimited(item: T): void {
+    if (!this.queue.shuttingDown()) this.debug?.retried();
     this.queue.addAfter(item, this.limiter.when(item));
   }
   forget(item: T): void {
