@@ -96,13 +96,38 @@ class Ring<T> {
   }
 }
 
-/** Who wrote an object last: the manager of its newest managedFields entry (and the subresource). */
-function newestManager(obj: unknown): string | undefined {
+/** An object's managedFields entries: who (manager, subresource), how (operation), when, and the size of the field set. */
+interface ManagerEntry {
+  name: string;
+  /** name and operation: one entry per such pair. */
+  id: string;
+  time: string;
+  size: number;
+}
+
+function managerEntries(obj: unknown): ManagerEntry[] | undefined {
   const entries = (obj as KubeObject | null)?.metadata?.managedFields;
   if (!entries?.length) return undefined;
-  let best = entries[0]!;
-  for (const e of entries) if ((e.time ?? '') > (best.time ?? '')) best = e;
-  return best.manager ? `${best.manager}${best.subresource ? ` (${best.subresource})` : ''}` : undefined;
+  return entries.map((e) => {
+    const name = `${e.manager ?? ''}${e.subresource ? ` (${e.subresource})` : ''}`;
+    return { name, id: `${name}\u0000${e.operation ?? ''}`, time: String(e.time ?? ''), size: JSON.stringify(e.fieldsV1 ?? {}).length };
+  });
+}
+
+/**
+ * Who made the write from `before` to `after`: an entry that is new or has a new time; else one whose
+ * field set changed (a writer in the same second as its last write); else the newest. An entry that only
+ * lost fields to another writer keeps its time, so it is not taken for the writer.
+ */
+function writer(before: ManagerEntry[] | undefined, after: ManagerEntry[] | undefined): string | undefined {
+  if (!after?.length) return undefined;
+  const old = new Map(before?.map((e) => [e.id, e]));
+  const touched = after.filter((e) => old.get(e.id)?.time !== e.time);
+  const grown = after.filter((e) => (old.get(e.id)?.size ?? 0) < e.size);
+  const pool = touched.length ? touched : grown.length ? grown : after;
+  let best = pool[0]!;
+  for (const e of pool) if (e.time > best.time) best = e;
+  return best.name || undefined;
 }
 
 function eventTime(e: KEvent): number {
@@ -138,7 +163,7 @@ export class ClusterModel {
   private readonly reconciles = new Ring<ReconcileEntry>(MAX_RECONCILES);
   private readonly reconcileSeen = new Map<string, number>();
   private readonly decisions = new Ring<SchedulingDecision>(MAX_DECISIONS);
-  private readonly managers = new WeakMap<object, string>();
+  private readonly managers = new WeakMap<object, ManagerEntry[]>();
   private readonly deltaListeners = new Set<DeltaListener>();
   private readonly schedulingListeners = new Set<SchedulingListener>();
   private pending: { upserts: Map<string, ObjectSummary>; deletes: Set<string>; touched: Set<string>; namespaces: boolean } = this.emptyPending();
@@ -167,9 +192,9 @@ export class ClusterModel {
   }
 
   private transform = (obj: unknown): unknown => {
-    const manager = newestManager(obj);
+    const entries = managerEntries(obj);
     const out = stripManagedFields(obj);
-    if (manager && out && typeof out === 'object') this.managers.set(out, manager);
+    if (entries && out && typeof out === 'object') this.managers.set(out, entries);
     return out;
   };
 
@@ -234,7 +259,7 @@ export class ClusterModel {
     if (!initial) {
       const changes = old ? changedPaths(old, obj) : [];
       if (old && changes.length === 0) return this.scheduleFlush();
-      this.record(obj, summary, old ? 'MODIFIED' : 'ADDED', changes.map((c) => c.path), old ? describeChanges(changes) : 'created');
+      this.record(obj, summary, old ? 'MODIFIED' : 'ADDED', changes.map((c) => c.path), old ? describeChanges(changes) : 'created', old);
     }
     this.scheduleFlush();
   }
@@ -253,8 +278,8 @@ export class ClusterModel {
     this.scheduleFlush();
   }
 
-  private record(obj: KubeObject, s: ObjectSummary, op: WriteEntry['op'], changed: string[], text: string): void {
-    const manager = this.managers.get(obj);
+  private record(obj: KubeObject, s: ObjectSummary, op: WriteEntry['op'], changed: string[], text: string, old?: KubeObject): void {
+    const manager = writer(old && this.managers.get(old), this.managers.get(obj));
     this.writes.push({
       type: 'write',
       time: this.now(),
