@@ -6,6 +6,8 @@
  * That loading was most of `kcm up`'s start (about 0.7 s per process on two
  * cores); bundled it is about a third of that.
  *
+ * Then it builds the dashboard page (web/dashboard/build.mjs) into dist/web/dashboard.
+ *
  * Entries: the command (kcm.js) and kcm up's controller side
  * (controller-side-main.js, which supervisor.ts forks from beside itself:
  * every output file sits in dist/bundle). Controller modules stay lazy
@@ -63,3 +65,7 @@ if (unchanged) {
   renameSync(fresh, outdir);
   rmSync(old, { recursive: true, force: true });
 }
+
+// The dashboard's page (web/dashboard): dist/web/dashboard, which src/dashboard/server.ts serves.
+const { buildDashboard } = await import('../web/dashboard/build.mjs');
+await buildDashboard(`${root}dist/web/dashboard`);

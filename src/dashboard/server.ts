@@ -67,7 +67,8 @@ const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.j
 export function webRoot(): string | undefined {
   for (const rel of ['../../web/dashboard/', '../web/dashboard/']) {
     const dir = fileURLToPath(new URL(rel, import.meta.url));
-    if (existsSync(`${dir}index.html`)) return dir;
+    // The built page has app.js; web/dashboard in a checkout (the bundle's ../../) has only the sources.
+    if (existsSync(`${dir}index.html`) && existsSync(`${dir}app.js`)) return dir;
   }
   return undefined;
 }
