@@ -60,6 +60,17 @@ async function requestsByResource(kcm: KcmProcess): Promise<Map<string, number>>
   return by;
 }
 
+/** A controller-side restart (lost Lease, crash) costs a re-list and shows in the times: reported with its cause. */
+function restartsOf(kcm: KcmProcess): { restarts: number; causes: string[] } {
+  const restarts = (kcm.stdout().match(/controller side restarted/g) ?? []).length;
+  const causes = kcm
+    .stderr()
+    .split('\n')
+    .filter((l) => /exited unexpectedly|leaderelection lost|failed to renew|controller side failed|lost the lease/i.test(l))
+    .slice(0, 6);
+  return { restarts, causes };
+}
+
 async function step(nodes: number, pods: number): Promise<string[]> {
   const t0 = performance.now();
   const kcm = await startKcm('up', ['--nodes', String(nodes)], { readyTimeoutMs: 300_000 });
@@ -74,7 +85,14 @@ async function step(nodes: number, pods: number): Promise<string[]> {
       const r = await kcm.api('POST', '/apis/apps/v1/namespaces/default/deployments', deployment(i, { terminationGracePeriodSeconds: 0 }, Math.min(PER_DEPLOYMENT, left)));
       if (r.status !== 201) throw new Error(`create deployment ${i}: ${r.status}`);
     }
-    await waitFor(async () => (await availablePods(kcm)) === pods, TIMEOUT_MS, `${pods} available pods`, 2000);
+    let available = 0;
+    try {
+      await waitFor(async () => (available = await availablePods(kcm)) === pods, TIMEOUT_MS, `${pods} available pods`, 2000);
+    } catch (err) {
+      // What a failed step needs to be understood: how far it got, and the controller side's restarts and their causes.
+      const { restarts, causes } = restartsOf(kcm);
+      throw new Error(`${(err as Error).message}: ${available} available; controller side restarted ${restarts} times${causes.length ? `: ${causes.join(' | ')}` : ''}`, { cause: err });
+    }
     const availableS = (performance.now() - t1) / 1000;
     const [apiCpu, sideCpu] = [cpuSeconds(apiPid) - api0, cpuSeconds(sidePid) - side0];
     const [apiRss, sideRss] = [peakRssMB(apiPid), peakRssMB(sidePid)];
@@ -89,13 +107,7 @@ async function step(nodes: number, pods: number): Promise<string[]> {
       return n / IDLE_SECONDS;
     };
     const perPodKB = ((apiRss + sideRss) * 1024) / pods;
-    // A controller-side restart (lost Lease, crash) costs a re-list and shows in the times: reported with its cause.
-    const restarts = (kcm.stdout().match(/controller side restarted/g) ?? []).length;
-    const causes = kcm
-      .stderr()
-      .split('\n')
-      .filter((l) => /exited unexpectedly|leaderelection lost|failed to renew|controller side failed/.test(l))
-      .slice(0, 6);
+    const { restarts, causes } = restartsOf(kcm);
     return [
       `${nodes} nodes, ${pods} pods: controller side restarted ${restarts} times${causes.length > 0 ? `: ${causes.join(' | ')}` : ''}`,
       `${nodes} nodes, ${pods} pods: nodes Ready ${nodesReadyS.toFixed(1)} s after start; all pods available ${availableS.toFixed(1)} s after the first Deployment`,
