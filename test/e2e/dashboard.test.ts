@@ -9,10 +9,11 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { freePort, kcmBin, startKcm, waitFor, type KcmProcess } from './harness.js';
+import { freePort, kcmBin, startApiServerProcess, startKcm, waitFor, type KcmProcess } from './harness.js';
 
 const CHROMIUM = process.env.KCM_CHROMIUM ?? '/usr/bin/chromium';
 const examples = join(kcmBin, '..', '..', 'examples');
@@ -112,5 +113,52 @@ describe('kcm dashboard in a browser', { skip: noChromium }, () => {
     assert.ok((await count('[data-kind="Pod"]')) >= 3);
     await kcm.kubectlOk(['delete', 'deployment', 'web', '--wait=false']);
     await page.waitForFunction(`document.querySelectorAll('.obj[data-kind="Pod"], [data-kind="Pod"][data-uid], [data-kind="ReplicaSet"], [data-kind="Deployment"]').length === 0`, undefined, { timeout: 60_000 });
+  });
+});
+
+describe('kcm dashboard (the command)', () => {
+  it('says in one line why it cannot start, and exits 1', () => {
+    const r = spawnSync(process.execPath, [kcmBin, 'dashboard', '--kubeconfig', '/nonexistent/kubeconfig'], { encoding: 'utf8', timeout: 20_000 });
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, /^Error: .*\/nonexistent\/kubeconfig.*\n$/);
+  });
+
+  it('serves any cluster of a kubeconfig: the printed URL signs in and the stream has the cluster; no controller manager is said plainly', async () => {
+    const api = await startApiServerProcess();
+    const child = spawn(process.execPath, [kcmBin, 'dashboard', '--kubeconfig', api.kubeconfigPath, '--port', '0', '--controller-manager-url', ''], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.stderr!.resume();
+    try {
+      const login = await waitFor(() => /open (http:\/\/127\.0\.0\.1:\d+\/login\?token=\S+)/.exec(out)?.[1], 20_000, `the URL (stdout: ${out})`);
+      assert.match(out, new RegExp(`^kcm dashboard for ${api.url.replace(/[.]/g, '\\.')}$`, 'm'));
+      const signIn = await fetch(login, { redirect: 'manual' });
+      assert.equal(signIn.status, 303);
+      const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
+      // A bearer token the API server accepts works too (the admin kubeconfig's).
+      assert.equal((await fetch(login.replace(/token=.*$/, `token=${api.adminToken}`), { redirect: 'manual' })).status, 303);
+      const ac = new AbortController();
+      const res = await fetch(login.replace(/login\?.*$/, 'api/stream'), { headers: { Cookie: cookie }, signal: ac.signal });
+      assert.equal(res.headers.get('content-type'), 'text/event-stream');
+      const reader = res.body!.getReader();
+      let text = '';
+      const decoder = new TextDecoder();
+      await waitFor(async () => {
+        const { value } = await reader.read();
+        text += decoder.decode(value);
+        return /event: controllers\n/.test(text);
+      }, 20_000, 'the snapshot and the controllers state');
+      ac.abort();
+      const snapshot = JSON.parse(/event: snapshot\ndata: (.*)\n/.exec(text)![1]!) as { cluster: string; namespaces: string[] };
+      assert.equal(snapshot.cluster, api.url);
+      assert.ok(snapshot.namespaces.includes('kube-system'));
+      const controllers = JSON.parse(/event: controllers\ndata: (.*)\n/.exec(text)![1]!) as { ok: boolean; error: string };
+      assert.equal(controllers.ok, false);
+      assert.match(controllers.error, /no controller manager endpoint/);
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+      await api.stop();
+    }
   });
 });
