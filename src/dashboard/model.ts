@@ -18,6 +18,7 @@ import { newSharedInformerFactory, stripManagedFields, type SharedInformerFactor
 import { DeletedFinalStateUnknown, type SharedIndexInformer } from '../tools/cache/interfaces.js';
 import type { Logger } from '../util/log/logger.js';
 import { parseTime } from '../util/clock/clock.js';
+import { Ring } from '../util/ring/ring.js';
 import { changedPaths, describeChanges } from './diff.js';
 import type { Delta, DebugControllers, ObjectSummary, SchedulingDecision, TimelineEntry, TimelineResponse } from './protocol.js';
 import { summarize } from './summary.js';
@@ -78,23 +79,6 @@ const QUEUE_KINDS: Record<string, readonly string[]> = {
 
 type WriteEntry = Extract<TimelineEntry, { type: 'write' }>;
 type ReconcileEntry = Extract<TimelineEntry, { type: 'reconcile' }>;
-
-/** A fixed-size ring, oldest first when iterated. */
-class Ring<T> {
-  private readonly items: T[] = [];
-  private next = 0;
-  constructor(private readonly size: number) {}
-  push(item: T): void {
-    if (this.items.length < this.size) this.items.push(item);
-    else this.items[this.next] = item;
-    this.next = (this.next + 1) % this.size;
-  }
-  *[Symbol.iterator](): Iterator<T> {
-    const n = this.items.length;
-    const start = n < this.size ? 0 : this.next;
-    for (let i = 0; i < n; i++) yield this.items[(start + i) % n]!;
-  }
-}
 
 /** An object's managedFields entries: who (manager, subresource), how (operation), when, and the size of the field set. */
 interface ManagerEntry {

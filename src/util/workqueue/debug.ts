@@ -18,6 +18,7 @@
  */
 import type { DebugControllers, QueueState } from './debug-types.js';
 import type { Clock } from '../clock/clock.js';
+import { Ring } from '../ring/ring.js';
 
 /** Entries kept at most; a real controller manager has about 50 queues. */
 export const MAX_DEBUG_QUEUES = 1000;
@@ -45,25 +46,6 @@ export interface SyncRecord {
   start: number;
   durationMs: number;
   error?: string;
-}
-
-/** A fixed-size ring keeping the newest `capacity` values. */
-class Ring<T> {
-  private readonly items: T[] = [];
-  private next = 0;
-
-  constructor(private readonly capacity: number) {}
-
-  push(item: T): void {
-    if (this.items.length < this.capacity) this.items.push(item);
-    else this.items[this.next] = item;
-    this.next = (this.next + 1) % this.capacity;
-  }
-  /** Oldest first. */
-  toArray(): T[] {
-    if (this.items.length < this.capacity) return this.items.slice();
-    return [...this.items.slice(this.next), ...this.items.slice(0, this.next)];
-  }
 }
 
 /** The value at quantile q of ascending `sorted` (nearest rank), or null when empty. */
