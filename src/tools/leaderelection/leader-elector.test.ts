@@ -173,16 +173,38 @@ describe('leader election', () => {
         throw new NetworkError('connection refused');
       });
       const lastRenew = clock.now();
-      // Step through time 1 s at a time: isLeader must turn false exactly at the deadline.
-      for (let t = 1000; t <= 12_000; t += 1000) {
+      // The next round starts a retry period (2 s) after the last renewal and fails 10 s later, as client-go's.
+      // Step through time 1 s at a time: isLeader must turn false exactly then.
+      for (let t = 1000; t <= 14_000; t += 1000) {
         await step(clock, 1000);
-        const expected = clock.now() - lastRenew < 10_000;
+        const expected = clock.now() - lastRenew < 12_000;
         assert.equal(c.elector.isLeader(), expected, `at +${t} ms`);
+        assert.equal(c.leadingSignal?.aborted ?? false, !expected, `leading at +${t} ms`);
       }
       await c.done;
       assert.equal(c.leadingSignal?.aborted, true);
       assert.equal(c.stopped, 1);
       assert.equal(await masterStatus(c), 0);
+    }),
+  );
+
+  it(
+    'keeps leading after its process was busy for longer than the renew deadline, when nobody took the lease meanwhile',
+    quietly(async () => {
+      const clock = new FakeClock('2024-01-01T00:00:00Z');
+      const fake = newFakeClient({ clock });
+      const c = candidate(fake, clock, 'me', { releaseOnCancel: false });
+      await step(clock, 0);
+      assert.equal(c.elector.isLeader(), true);
+      // 20 s pass with no timer firing (a busy event loop), then the overdue renewal round runs.
+      clock.setTime(clock.now() + 20_000);
+      await step(clock, 0);
+      await step(clock, 0);
+      assert.equal(c.leadingSignal?.aborted, false);
+      assert.equal(c.elector.isLeader(), true);
+      assert.equal(lease(fake).renewTime, rfc3339Micro(clock.now()));
+      c.ac.abort();
+      await c.done;
     }),
   );
 

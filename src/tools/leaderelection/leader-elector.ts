@@ -5,16 +5,20 @@
  * another candidate is respected until `leaseDuration` has passed on OUR
  * clock since we last saw its record change (the observed-record rule: remote
  * timestamps are never compared with local time, so clock skew between
- * machines does not matter). The leader renews every retryPeriod; when
- * renewals keep failing until renewDeadline after the last successful one, it
- * stops leading: the signal given to onStartedLeading aborts. Because
- * leaseDuration > renewDeadline, a leader stops before anyone else may take
- * over.
+ * machines does not matter). The leader renews every retryPeriod; when a
+ * round of renewals keeps failing for renewDeadline from its start, as
+ * client-go's renew() counts it, it stops leading: the signal given to
+ * onStartedLeading aborts. Because leaseDuration > retryPeriod +
+ * renewDeadline, a leader whose loop runs on time stops before anyone else
+ * may take over. A round that starts late (a process that was busy or
+ * suspended for longer than the deadline) still gets its whole deadline: the
+ * renewal is an update with the resourceVersion we last saw, so it fails if
+ * someone else took the lease meanwhile, and succeeds if nobody did, rather
+ * than giving up a lease nobody contests.
  *
- * Deliberate differences from client-go: the renew deadline counts from the
- * last successful renewal (client-go counts from the start of the failing
- * round, up to retryPeriod later), and isLeader() itself checks it, so
- * isLeader() is never true after the deadline passed. release() writes only
+ * Deliberate differences from client-go: isLeader() is false once
+ * retryPeriod + renewDeadline have passed since the last successful renewal
+ * (client-go's only looks at the observed holder). release() writes only
  * when the server still names us holder (client-go trusts its observed record).
  */
 import { hostname } from 'node:os';
@@ -126,7 +130,7 @@ class Elector implements LeaderElector {
   }
 
   isLeader(): boolean {
-    return this.holdsObserved() && this.lastRenewAt !== undefined && this.clock.now() - this.lastRenewAt < this.renewDeadlineMs;
+    return this.holdsObserved() && this.lastRenewAt !== undefined && this.clock.now() - this.lastRenewAt < this.retryPeriodMs + this.renewDeadlineMs;
   }
 
   getLeader(): string {
@@ -193,7 +197,8 @@ class Elector implements LeaderElector {
   private async renew(leading: AbortController): Promise<void> {
     const signal = leading.signal;
     while (!signal.aborted) {
-      const deadline = (this.lastRenewAt ?? this.clock.now()) + this.renewDeadlineMs;
+      // client-go: each round has renewDeadline from its own start.
+      const deadline = this.clock.now() + this.renewDeadlineMs;
       let ok = false;
       for (;;) {
         ok = await this.tryAcquireOrRenew(deadline);
