@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
-import { isAllReady, newStatusView, renderStatusLine } from './status.js';
+import { countReady, isAllReady, newStatusView, renderStatusLine } from './status.js';
 
 function capture(tty: boolean) {
   const out = new PassThrough() as PassThrough & { isTTY?: boolean };
@@ -44,5 +44,21 @@ describe('kcm up status', () => {
     assert.equal(c.text().split('\n').length, 2);
     assert.match(c.text(), /\r\x1b\[2K✔ API server ready .*nodes Ready 1\/1\n$/);
     assert.match(renderStatusLine({ nodesReady: 0, nodesWanted: 3, restarts: 2 }), /… API server ready.*restarts 2/);
+  });
+});
+
+describe('countReady', () => {
+  const ready = { status: { conditions: [{ type: 'Ready', status: 'True' }] } };
+  it('counts Ready nodes that take pods: not those still tainted uninitialized (cloud) or not-ready', () => {
+    assert.equal(
+      countReady([
+        ready,
+        { ...ready, spec: { taints: [{ key: 'node.cloudprovider.kubernetes.io/uninitialized' }] } },
+        { ...ready, spec: { taints: [{ key: 'node.kubernetes.io/not-ready' }] } },
+        { ...ready, spec: { taints: [{ key: 'dedicated' }] } },
+        { status: { conditions: [{ type: 'Ready', status: 'False' }] } },
+      ]),
+      2,
+    );
   });
 });

@@ -66,3 +66,19 @@ export function newStatusView(out: NodeJS.WritableStream & { isTTY?: boolean }, 
     },
   };
 }
+
+export interface NodeLike {
+  spec?: { taints?: { key?: string }[] };
+  status?: { conditions?: { type?: string; status?: string }[] };
+}
+
+/** Taints a new node carries until a controller clears them: pods cannot be scheduled there meanwhile. */
+const STARTUP_TAINTS = new Set(['node.cloudprovider.kubernetes.io/uninitialized', 'node.kubernetes.io/not-ready']);
+
+/**
+ * Nodes that are Ready and take pods: without the taints the cloud-node and node-lifecycle controllers
+ * clear, so that `kcm up: ready` means a Deployment applied now is scheduled at once on every node.
+ */
+export function countReady(items: NodeLike[]): number {
+  return items.filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') && !n.spec?.taints?.some((t) => STARTUP_TAINTS.has(t.key ?? ''))).length;
+}

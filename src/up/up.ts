@@ -22,21 +22,13 @@ import { ensureServiceAccountKey } from './sa-key.js';
 import { ensureDefaultStorageClass } from './storage.js';
 import { newSimulatedMetricsSource } from './metrics-source.js';
 import { realClock } from '../util/clock/clock.js';
-import { newStatusView, isAllReady, type StatusView } from './status.js';
+import { countReady, newStatusView, isAllReady, type NodeLike, type StatusView } from './status.js';
 import { startSupervisor, type Isolation, type PreforkedProcess, type Supervisor } from './supervisor.js';
 
 export interface UpRun {
   /** Resolves when everything stopped; the exit code. */
   done: Promise<number>;
   stop(): void;
-}
-
-interface NodeLike {
-  status?: { conditions?: { type?: string; status?: string }[] };
-}
-
-function countReady(items: NodeLike[]): number {
-  return items.filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length;
 }
 
 /** Polls the node list until `wanted` nodes are Ready or `signal` aborts. */
