@@ -195,6 +195,11 @@ export function selectVictimsOnNode(ctx: CycleContext, opts: PreemptionOptions, 
   return { victims, numPDBViolations };
 }
 
+function hasLowerPriorityPod(info: NodeInfo, prio: number): boolean {
+  for (const p of info.pods.values()) if (podPriority(p.pod) < prio) return true;
+  return false;
+}
+
 function numCandidates(numNodes: number, args: PreemptionArgs): number {
   let n = Math.trunc((numNodes * args.minCandidateNodesPercentage) / 100);
   if (n < args.minCandidateNodesAbsolute) n = args.minCandidateNodesAbsolute;
@@ -212,8 +217,15 @@ export function findCandidates(pod: Pod, nodeStatuses: Map<string, Status>, opts
   const base = opts.ctx ?? newCycle(pod, opts);
   const nonViolating: Candidate[] = [];
   const violating: Candidate[] = [];
+  const prio = podPriority(pod);
   for (let i = 0; i < potential.length; i++) {
-    const info = cloneNodeInfo(potential[(offset + i) % potential.length]!);
+    const node = potential[(offset + i) % potential.length]!;
+    // No pod of lower priority: nothing to preempt (selectVictimsOnNode's answer), known without copying the node.
+    if (!hasLowerPriorityPod(node, prio)) {
+      statuses.set(nodeName(node), { code: 'UnschedulableAndUnresolvable', reasons: [NO_VICTIMS] });
+      continue;
+    }
+    const info = cloneNodeInfo(node);
     const name = nodeName(info);
     const out = selectVictimsOnNode(cloneCycle(base), opts, info);
     if ('status' in out) {
