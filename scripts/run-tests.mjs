@@ -22,8 +22,8 @@ for (let i = 0; i < args.length; i++) {
   else if (args[i] === '--real') real = true;
   else filters.push(args[i]);
 }
-/** The scenario files that use test/e2e/cluster.ts (and so run on a real API server too). */
-const realScenarios = ['cronjob', 'daemonset', 'deployment', 'endpoints', 'garbagecollector', 'job', 'namespace', 'nodelifecycle', 'replicaset', 'statefulset', 'volumes-and-mirroring'];
+/** The scenario files that use test/e2e/cluster.ts or real-cluster.ts (and so run on a real API server too). */
+const realScenarios = ['cronjob', 'dashboard-real', 'daemonset', 'deployment', 'endpoints', 'garbagecollector', 'job', 'namespace', 'nodelifecycle', 'replicaset', 'statefulset', 'volumes-and-mirroring'];
 if (real) {
   process.env.KCM_REAL_BIN ??= '/tmp/k8sbin';
   for (const b of ['kube-apiserver', 'kube-scheduler']) {

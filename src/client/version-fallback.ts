@@ -203,3 +203,29 @@ export function withVersionFallbacks(client: KubeClient, fallbacks: readonly Ver
     },
   };
 }
+
+/** What a server serves, for starting only the informers it can feed. */
+export interface ServedResources {
+  /** `group/version/resource` (`v1/pods` for the core group) of every resource served in any version, plus the current version of each fallback. */
+  served: Set<string>;
+  /** The resources served only in an older version (a 1.20 server: batch/v1beta1 CronJob, ...), to use through withVersionFallbacks. */
+  fallbacks: VersionFallback[];
+  /** Set when some group versions could not be discovered. */
+  error?: Error;
+}
+
+/** The key of `served`: `apps/v1/deployments`, `v1/pods`. */
+export function servedKey(g: GroupVersionResource): string {
+  return `${g.group ? `${g.group}/` : ''}${g.version}/${g.resource}`;
+}
+
+/** Discovers what the server serves (preferred and every other version) and the version fallbacks it needs. */
+export async function discoverServed(client: KubeClient): Promise<ServedResources> {
+  const preferred = await client.discovery.serverPreferredResources();
+  const all = await client.discovery.serverGroupsAndResources();
+  const served = new Set<string>();
+  for (const l of [...preferred.resources, ...all.resources]) for (const r of l.resources) served.add(`${l.groupVersion}/${r.name}`);
+  const fallbacks = chooseVersionFallbacks((r) => served.has(servedKey(r)));
+  for (const f of fallbacks) served.add(servedKey(f.current));
+  return { served, fallbacks, ...(preferred.error ? { error: preferred.error } : {}) };
+}

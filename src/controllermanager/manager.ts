@@ -19,7 +19,7 @@ import type { ControllerState, DebugControllers } from '../util/workqueue/debug-
 import { register as defaultRegistry } from 'prom-client';
 import { newKubeClient, type KubeClient } from '../client/client.js';
 import { leaderElectionRestConfig, type RestConfig } from '../client/rest-config.js';
-import { chooseVersionFallbacks, withVersionFallbacks } from '../client/version-fallback.js';
+import { discoverServed, servedKey, withVersionFallbacks, type ServedResources } from '../client/version-fallback.js';
 import type { CloudProvider } from '../cloudprovider/cloud.js';
 import { controllerEntry, loadController } from '../controllers/registry.js';
 import type { ControllerContext, ControllerDescriptor, ControllerOptions } from '../controllers/types.js';
@@ -150,15 +150,6 @@ export function renderDebugControllers(
   return { time, controllers: states, queues, ...(leaderElection ? { leaderElection } : {}), recent: debugRecentSyncs(since) };
 }
 
-function servedSet(lists: { groupVersion: string; resources: { name: string }[] }[]): Set<string> {
-  const out = new Set<string>();
-  for (const l of lists) for (const r of l.resources) out.add(`${l.groupVersion}/${r.name}`);
-  return out;
-}
-
-function gvKey(g: { group: string; version: string; resource: string }): string {
-  return `${g.group ? `${g.group}/` : ''}${g.version}/${g.resource}`;
-}
 
 class Manager implements ControllerManager {
   private readonly clock: Clock;
@@ -310,20 +301,16 @@ class Manager implements ControllerManager {
     const opts = this.cfg.options;
     // Every informer and controller listens on this signal.
     setMaxListeners(0, signal);
-    let served: Set<string>;
+    let discovered: ServedResources;
     try {
-      const preferred = await client.discovery.serverPreferredResources();
-      if (preferred.error) this.log.warn({ error: preferred.error.message }, 'some API groups could not be discovered');
-      const all = await client.discovery.serverGroupsAndResources();
-      served = servedSet([...preferred.resources, ...all.resources]);
+      discovered = await discoverServed(client);
     } catch (err) {
       throw new StartupError('failed to discover the served resources', { cause: err });
     }
-    // Resources served only in an older version (a 1.20 server: batch/v1beta1 CronJob, ...) are used in that version.
-    const fallbacks = chooseVersionFallbacks((r) => served.has(gvKey(r)));
+    if (discovered.error) this.log.warn({ error: discovered.error.message }, 'some API groups could not be discovered');
+    const { served, fallbacks } = discovered;
     for (const f of fallbacks) {
-      this.log.info({ resource: f.current.resource, using: gvKey(f.older), notServed: gvKey(f.current) }, 'the server does not serve the current version, using the older one');
-      served.add(gvKey(f.current));
+      this.log.info({ resource: f.current.resource, using: servedKey(f.older), notServed: servedKey(f.current) }, 'the server does not serve the current version, using the older one');
     }
     client = withVersionFallbacks(client, fallbacks);
 
@@ -383,9 +370,9 @@ class Manager implements ControllerManager {
         continue;
       }
       const d = loaded.descriptor;
-      const missing = d.requiredResources.filter((r) => !served.has(gvKey(r)));
+      const missing = d.requiredResources.filter((r) => !served.has(servedKey(r)));
       if (missing.length > 0) {
-        this.log.info({ controller: name, missing: missing.map(gvKey).join(',') }, 'skipping controller: the server does not serve its resources');
+        this.log.info({ controller: name, missing: missing.map(servedKey).join(',') }, 'skipping controller: the server does not serve its resources');
         skipped.push(name);
         continue;
       }

@@ -13,7 +13,8 @@ import type { Event as KEvent } from 'kubernetes-types/core/v1.js';
 import type { CustomResourceDefinition } from 'kubernetes-types/apiextensions/v1.js';
 import { GVR } from '../api/gvr.js';
 import type { GroupVersionResource, KubeObject } from '../api/types.js';
-import type { Client } from '../client/interfaces.js';
+import type { KubeClient } from '../client/client.js';
+import { discoverServed, servedKey, withVersionFallbacks } from '../client/version-fallback.js';
 import { newSharedInformerFactory, stripManagedFields, type SharedInformerFactory } from '../tools/cache/factory.js';
 import { DeletedFinalStateUnknown, type SharedIndexInformer } from '../tools/cache/interfaces.js';
 import type { Logger } from '../util/log/logger.js';
@@ -128,7 +129,7 @@ function objectKey(s: Pick<ObjectSummary, 'namespace' | 'name'>): string {
 }
 
 export interface ClusterModelOptions {
-  client: Client;
+  client: KubeClient;
   logger: Logger;
   /** Wall-clock time in ms (tests pass their own). */
   now?: () => number;
@@ -183,19 +184,30 @@ export class ClusterModel {
   };
 
   private async doStart(): Promise<void> {
-    const { client } = this.opts;
+    // Only what the server serves, in the version it serves (a 1.20 server has batch/v1beta1 CronJobs and
+    // discovery.k8s.io/v1beta1 EndpointSlices): an informer on a resource it does not serve never syncs.
+    let client = this.opts.client;
+    let served: (r: GroupVersionResource) => boolean = () => true;
+    try {
+      const d = await discoverServed(client);
+      if (d.error) this.log.info({ error: d.error.message }, 'some API groups could not be discovered');
+      client = withVersionFallbacks(client, d.fallbacks);
+      served = (r) => d.served.has(servedKey(r));
+    } catch (err) {
+      this.log.error(err, 'cannot discover the served resources; watching every kind');
+    }
     const logger = this.log.child({}, 'informers');
     this.factory = newSharedInformerFactory(client, { transform: this.transform, logger });
     this.leaseFactory = newSharedInformerFactory(client, { namespace: 'kube-system', transform: this.transform, logger });
-    for (const r of WATCHED) this.watch(this.factory.forResource(r));
-    this.watch(this.leaseFactory.forResource(GVR.leases));
+    for (const r of WATCHED) if (served(r)) this.watch(this.factory.forResource(r));
+    if (served(GVR.leases)) this.watch(this.leaseFactory.forResource(GVR.leases));
     this.events = this.factory.forResource<KEvent & KubeObject>(GVR.events);
     this.events.addEventHandler({
       onAdd: (e, initial) => this.onEvent(e, initial),
       onUpdate: (_o, e) => this.onEvent(e, false),
     });
     // Custom resources: one informer per CRD's storage version, added as CRDs appear.
-    this.factory.forResource<CustomResourceDefinition & KubeObject>(GVR.customResourceDefinitions).addEventHandler({
+    if (served(GVR.customResourceDefinitions)) this.factory.forResource<CustomResourceDefinition & KubeObject>(GVR.customResourceDefinitions).addEventHandler({
       onAdd: (crd) => this.watchCustomResource(crd),
       onUpdate: (_o, crd) => this.watchCustomResource(crd),
     });

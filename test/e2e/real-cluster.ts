@@ -26,6 +26,8 @@ export interface RealClusterOptions {
   apiServer?: 'real' | 'kcm';
   /** Extra controller-manager flags (both accept kube-controller-manager's). */
   controllerManagerArgs?: string[];
+  /** Controller-manager flags whose value is the admin kubeconfig's path (e.g. --authentication-kubeconfig). */
+  withKubeconfigFlags?: string[];
   /** Simulated nodes (default 3). */
   nodes?: number;
   /** Default 90 s. */
@@ -224,6 +226,7 @@ export async function startRealCluster(opts: RealClusterOptions = {}): Promise<R
     `--cluster-signing-key-file=${pki.caKey}`,
     '--use-service-account-credentials=false',
     ...(opts.controllerManagerArgs ?? []),
+    ...(opts.withKubeconfigFlags ?? []).map((f) => `${f}=${kubeconfigPath}`),
   ];
   if (opts.controllerManager === 'real') procs.push(run('kube-controller-manager', join(bin, 'kube-controller-manager'), ['--port=0', ...cmFlags], dir));
   else procs.push(run('kcm controller-manager', process.execPath, ['--enable-source-maps', kcmBin, 'controller-manager', ...cmFlags], dir));
