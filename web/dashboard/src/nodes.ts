@@ -51,7 +51,7 @@ export function nodesView(_params: URLSearchParams, ctx: Ctx): View {
     const use = new Map<string, NodeUse>();
     const nodes: ObjectSummary[] = [];
     for (const o of store.objects.values()) if (o.kind === 'Node') nodes.push(o);
-    nodes.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    nodes.sort((a, b) => a.name.localeCompare(b.name, 'en', { numeric: true }));
     for (const n of nodes) use.set(n.name, { node: n, pods: [], cpu: 0, memory: 0, active: 0 });
     const pending: ObjectSummary[] = [];
     for (const o of store.objects.values()) {
