@@ -242,7 +242,7 @@ export class ClusterModel {
     if (!uid) return;
     const prev = this.objects.get(uid);
     const summary = summarize(obj);
-    if (prev) for (const o of prev.summary.owners) this.children.get(o.uid)?.delete(uid);
+    if (prev) for (const o of prev.summary.owners) this.unlink(o.uid, uid);
     for (const o of summary.owners) {
       let set = this.children.get(o.uid);
       if (!set) this.children.set(o.uid, (set = new Set()));
@@ -265,13 +265,22 @@ export class ClusterModel {
     if (!uid) return;
     const prev = this.objects.get(uid);
     if (!prev) return;
-    for (const o of prev.summary.owners) this.children.get(o.uid)?.delete(uid);
+    for (const o of prev.summary.owners) this.unlink(o.uid, uid);
     this.objects.delete(uid);
+    if (this.children.get(uid)?.size === 0) this.children.delete(uid);
     this.pending.upserts.delete(uid);
     this.pending.deletes.add(uid);
     if (obj.kind === 'Namespace') this.pending.namespaces = true;
     this.record(obj, prev.summary, 'DELETED', [], 'deleted');
     this.scheduleFlush();
+  }
+
+  /** Forgets that `dependent` names `owner`; an emptied set of an owner that is gone goes too. */
+  private unlink(owner: string, dependent: string): void {
+    const set = this.children.get(owner);
+    if (!set) return;
+    set.delete(dependent);
+    if (set.size === 0 && !this.objects.has(owner)) this.children.delete(owner);
   }
 
   private record(obj: KubeObject, s: ObjectSummary, op: WriteEntry['op'], changed: string[], text: string, old?: KubeObject): void {
