@@ -204,11 +204,15 @@ describe('anonymous access to every port kcm opens', () => {
       await kcm?.stop();
     });
 
-    it('opens the API server, controller manager and kubelet endpoint ports only, each answering anonymous callers their health paths only', async () => {
+    it('opens the API server, controller manager, dashboard and kubelet endpoint ports only, each answering anonymous callers their health paths only', async () => {
       // The simulated kubelets' endpoint (logs, exec, port-forward) is advertised on the Node; it wants kcm up's bearer token for everything.
       const kubelet = await waitFor(async () => (await kcm.kubectl(['get', 'nodes', '-o', 'jsonpath={.items[0].metadata.annotations.kcm\\.dev/kubelet-endpoint}'])).stdout || undefined, 30_000, 'the kubelet endpoint');
+      const dashboard = await waitFor(() => /^Dashboard: (http:\/\/127\.0\.0\.1:\d+\/)login\?token=/m.exec(kcm.stdout())?.[1], 30_000, 'the dashboard line');
       const ports = listeningPorts(kcm.child.pid!);
-      if (ports) assert.deepEqual(ports, [Number(new URL(kcm.url).port), Number(new URL(cmUrl).port), Number(new URL(kubelet).port)].sort((a, b) => a - b));
+      if (ports) assert.deepEqual(ports, [Number(new URL(kcm.url).port), Number(new URL(cmUrl).port), Number(new URL(dashboard).port), Number(new URL(kubelet).port)].sort((a, b) => a - b));
+      // The dashboard: its health path for anyone; its page, stream and reads only after sign-in.
+      assert.equal((await request(`${dashboard}healthz`)).statusCode, 200);
+      for (const p of ['', 'app.js', 'api/stream', 'api/object?uid=x', 'api/timeline?uid=x', 'login?token=wrong']) assert.equal((await request(`${dashboard}${p}`)).statusCode, 401, p);
       for (const p of ['/healthz', '/pods', '/containerLogs/default/p/c', '/exec/default/p/c?command=ls']) {
         assert.equal((await request(`${kubelet}${p}`)).statusCode, 401, p);
         assert.equal((await request(`${kubelet}${p}`, { headers: { authorization: 'Bearer not-a-token' } })).statusCode, 401, p);

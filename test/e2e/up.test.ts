@@ -40,6 +40,8 @@ describe('kcm up', () => {
 
   it('prints the kubeconfig with a kubectl hint and gets ready with 3 Ready nodes', async () => {
     assert.match(kcm.stdout(), /export KUBECONFIG=.*kubeconfig; kubectl get nodes/);
+    // The dashboard's sign-in URL, on loopback (8081, or a free port when another kcm up has it).
+    assert.match(kcm.stdout(), /^Dashboard: http:\/\/127\.0\.0\.1:\d+\/login\?token=[\w-]+$/m);
     const nodes = JSON.parse(await kcm.kubectlOk(['get', 'nodes', '-o', 'json'])) as { items: { metadata: { name: string } }[] };
     assert.deepEqual(nodes.items.map((n) => n.metadata.name).sort(), ['kcm-node-0', 'kcm-node-1', 'kcm-node-2']);
     // As on a real cluster, the controller manager and the scheduler hold their Leases.
@@ -129,8 +131,9 @@ describe('kcm up', () => {
         .sort();
     const before = await podState();
     await kcm.stop({ keepDataDir: true });
-    kcm = await startKcm('up', ['--controller-manager-secure-port', '0'], { dataDir: kcm.dataDir });
+    kcm = await startKcm('up', ['--controller-manager-secure-port', '0', '--dashboard-port', '0'], { dataDir: kcm.dataDir });
     await waitFor(() => /kcm up: ready in \d+ ms/.test(kcm.stdout()), 20_000, 'kcm up to be ready again');
+    assert.doesNotMatch(kcm.stdout(), /^Dashboard:/m, '--dashboard-port 0 disables the dashboard');
     const cm = JSON.parse(await kcm.kubectlOk(['get', 'configmap', 'survivor', '-o', 'json'])) as { data: { k: string } };
     assert.equal(cm.data.k, 'v');
     assert.match(await kcm.kubectlOk(['get', 'deployment', 'web', '-o', 'name']), /deployment.apps\/web/);

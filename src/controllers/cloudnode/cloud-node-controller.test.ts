@@ -2,6 +2,7 @@ import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Node } from 'kubernetes-types/core/v1.js';
 import { GVR } from '../../api/gvr.js';
+import { StatusError, newStatus } from '../../client/errors.js';
 import { newFakeCloud } from '../../cloudprovider/fake.js';
 import type { Kube } from '../../tools/cache/factory.js';
 import { setLogOutput } from '../../util/log/logger.js';
@@ -37,6 +38,22 @@ describe('cloud node controller', () => {
     assert.equal(n.metadata?.labels?.['node.kubernetes.io/instance-type'], 'big');
     assert.deepEqual(n.status?.addresses, [{ type: 'InternalIP', address: '10.0.0.5' }, { type: 'Hostname', address: 'n0' }]);
     assert.deepEqual(env.recorder.events, ['Normal Synced Node synced successfully']);
+    await env.stop();
+  });
+
+  it('retries an update that conflicts (the kubelet writes the node meanwhile) up to 20 times, 50-100 ms apart, as upstream', async () => {
+    const cloud = cloudWith('n0');
+    const env = await setupController((f) => f.seed(GVR.nodes, tainted('n0')), (ctx) => newCloudNodeController({ ...ctx, cloud }));
+    let conflicts = 0;
+    env.fake.prependReactor('update', 'nodes', () => {
+      if (conflicts++ < 6) throw new StatusError(newStatus(409, 'Conflict', 'Operation cannot be fulfilled on nodes "n0": the object has been modified'));
+      return undefined;
+    });
+    const sync = env.c.syncNode('n0');
+    for (let i = 0; i < 10; i++) await env.clock.advance(100);
+    await sync;
+    assert.equal(conflicts, 7);
+    assert.deepEqual(env.fake.stored<Kube<Node>>(GVR.nodes, '', 'n0')!.spec?.taints, [{ key: 'other', effect: 'NoSchedule' }]);
     await env.stop();
   });
 

@@ -22,9 +22,13 @@ import type { Lister } from '../../tools/cache/interfaces.js';
 import { newLister } from '../../tools/cache/listers.js';
 import type { EventRecorder } from '../../tools/record/interfaces.js';
 import type { Logger } from '../../util/log/logger.js';
-import { until } from '../../util/wait/backoff.js';
+import { jitter, until } from '../../util/wait/backoff.js';
 import type { ControllerContext, ControllerDescriptor } from '../types.js';
 import { deepCopy } from '../../util/json/deep-copy.js';
+
+/** cloud-provider's UpdateNodeSpecBackoff: Steps 20, Duration 50 ms, Jitter 1.0. */
+const UPDATE_NODE_SPEC_STEPS = 20;
+const UPDATE_NODE_SPEC_RETRY_MS = 50;
 
 export const CLOUD_NODE_CONTROLLER_NAME = 'cloud-node-controller';
 export const UNINITIALIZED_TAINT_KEY = 'node.cloudprovider.kubernetes.io/uninitialized';
@@ -109,9 +113,11 @@ class CloudNode implements CloudNodeController {
       this.log.error(err, { node: name }, 'failed to get instance metadata');
       throw err;
     }
-    await this.patchAddresses(node, md.nodeAddresses);
-    // Labels, providerID and the taint in one update; a conflict re-reads the node.
+    let updated: Kube<Node>;
+    // Labels, providerID and the taint in one update; a conflict re-reads the node and tries again, as upstream's
+    // RetryOnConflict(UpdateNodeSpecBackoff): 20 tries, 50-100 ms apart (the kubelet writes its status meanwhile).
     for (let attempt = 0; ; attempt++) {
+      if (attempt > 0) await this.ctx.clock.sleep(jitter(UPDATE_NODE_SPEC_RETRY_MS, 1));
       const cur = attempt === 0 ? node : await this.ctx.client.resource(GVR.nodes).get(name);
       const next = deepCopy(cur) as Node & { metadata: { name: string } };
       const labels = (next.metadata.labels ??= {});
@@ -134,13 +140,15 @@ class CloudNode implements CloudNodeController {
         else delete next.spec.taints;
       }
       try {
-        await this.ctx.client.resource(GVR.nodes).update(next as Kube<Node>);
+        updated = await this.ctx.client.resource<Kube<Node>>(GVR.nodes).update(next as Kube<Node>);
         break;
       } catch (err) {
         if (isNotFound(err)) return;
-        if (attempt >= 4 || !isConflict(err)) throw err;
+        if (attempt + 1 >= UPDATE_NODE_SPEC_STEPS || !isConflict(err)) throw err;
       }
     }
+    // Then the addresses, as upstream's initializeNode (updateNodeAddress after the update).
+    await this.patchAddresses(updated, md.nodeAddresses);
     this.log.info({ node: name }, 'Successfully initialized node with cloud provider');
     this.recorder.event({ apiVersion: 'v1', kind: 'Node', name, uid: node.metadata?.uid ?? name }, 'Normal', 'Synced', 'Node synced successfully');
   }
