@@ -61,6 +61,16 @@ async function step(clock: FakeClock, ms: number): Promise<void> {
   await clock.advance(ms);
 }
 
+/** A candidate 'me' that has just taken the lease (and does not release it on cancel). */
+async function leadingCandidate() {
+  const clock = new FakeClock('2024-01-01T00:00:00Z');
+  const fake = newFakeClient({ clock });
+  const c = candidate(fake, clock, 'me', { releaseOnCancel: false });
+  await step(clock, 0);
+  assert.equal(c.elector.isLeader(), true);
+  return { clock, fake, c };
+}
+
 function quietly(fn: () => Promise<void>): () => Promise<void> {
   return async () => {
     const restore = setLogOutput(() => {});
@@ -161,11 +171,7 @@ describe('leader election', () => {
   it(
     'stops leading when renewals fail until the renew deadline, and never reports leading past it',
     quietly(async () => {
-      const clock = new FakeClock('2024-01-01T00:00:00Z');
-      const fake = newFakeClient({ clock });
-      const c = candidate(fake, clock, 'me', { releaseOnCancel: false });
-      await step(clock, 0);
-      assert.equal(c.elector.isLeader(), true);
+      const { clock, fake, c } = await leadingCandidate();
       fake.prependReactor('update', 'leases', () => {
         throw new NetworkError('connection refused');
       });
@@ -191,11 +197,7 @@ describe('leader election', () => {
   it(
     'keeps leading after its process was busy for longer than the renew deadline, when nobody took the lease meanwhile',
     quietly(async () => {
-      const clock = new FakeClock('2024-01-01T00:00:00Z');
-      const fake = newFakeClient({ clock });
-      const c = candidate(fake, clock, 'me', { releaseOnCancel: false });
-      await step(clock, 0);
-      assert.equal(c.elector.isLeader(), true);
+      const { clock, fake, c } = await leadingCandidate();
       // 20 s pass with no timer firing (a busy event loop), then the overdue renewal round runs.
       clock.setTime(clock.now() + 20_000);
       await step(clock, 0);
