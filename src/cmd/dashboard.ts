@@ -16,7 +16,7 @@ import { loggingFlags, type FlagSpec } from './flags.js';
 export const DEFAULT_DASHBOARD_PORT = 8081;
 
 export const dashboardFlags = {
-  kubeconfig: { type: 'string', default: '', usage: 'Path to a kubeconfig file (default: $KUBECONFIG or ~/.kube/config). Its credentials read the cluster, and sign browsers in (see --help).', section: 'Generic' },
+  kubeconfig: { type: 'string', default: '', usage: 'Path to a kubeconfig file (default: $KUBECONFIG or ~/.kube/config). Its credentials read the cluster (and its bearer token, if it has one, also signs a browser in).', section: 'Generic' },
   port: { type: 'int', default: DEFAULT_DASHBOARD_PORT, usage: 'The port the dashboard listens on. 0 picks a free port.', section: 'Dashboard' },
   address: { type: 'string', default: '127.0.0.1', typeName: 'ip', usage: 'The IP address the dashboard listens on. On a loopback address it answers only to loopback host names.', section: 'Dashboard' },
   'controller-manager-url': {
