@@ -160,6 +160,8 @@ export class ClusterModel {
   private readonly ac = new AbortController();
   private started: Promise<void> | undefined;
   private readonly crdResources = new Set<string>();
+  /** namespace -> StatefulSet name -> its uid and volumeClaimTemplate names (for claimLink). */
+  private readonly statefulSets = new Map<string, Map<string, { uid: string; templates: string[] }>>();
 
   constructor(private readonly opts: ClusterModelOptions) {
     this.now = opts.now ?? Date.now;
@@ -241,13 +243,10 @@ export class ClusterModel {
     const uid = obj.metadata?.uid;
     if (!uid) return;
     const prev = this.objects.get(uid);
-    const summary = summarize(obj);
+    const summary = this.claimLink(summarize(obj));
+    if (obj.kind === 'StatefulSet') this.noteStatefulSet(obj, true);
     if (prev) for (const o of prev.summary.owners) this.unlink(o.uid, uid);
-    for (const o of summary.owners) {
-      let set = this.children.get(o.uid);
-      if (!set) this.children.set(o.uid, (set = new Set()));
-      set.add(uid);
-    }
+    for (const o of summary.owners) this.link(o.uid, uid);
     this.objects.set(uid, { obj, summary });
     this.pending.upserts.set(uid, summary);
     this.pending.deletes.delete(uid);
@@ -266,6 +265,7 @@ export class ClusterModel {
     const prev = this.objects.get(uid);
     if (!prev) return;
     for (const o of prev.summary.owners) this.unlink(o.uid, uid);
+    if (obj.kind === 'StatefulSet') this.noteStatefulSet(obj, false);
     this.objects.delete(uid);
     if (this.children.get(uid)?.size === 0) this.children.delete(uid);
     this.pending.upserts.delete(uid);
@@ -273,6 +273,55 @@ export class ClusterModel {
     if (obj.kind === 'Namespace') this.pending.namespaces = true;
     this.record(obj, prev.summary, 'DELETED', [], 'deleted');
     this.scheduleFlush();
+  }
+
+  /** A PVC made from a live StatefulSet's volumeClaimTemplate, and not owned by it, gets a claim link to it (OwnerRef.claim). */
+  private claimLink(s: ObjectSummary): ObjectSummary {
+    if (s.kind !== 'PersistentVolumeClaim' || !s.namespace) return s;
+    for (const [set, { uid, templates }] of this.statefulSets.get(s.namespace) ?? []) {
+      if (s.owners.some((o) => o.uid === uid)) return s;
+      for (const t of templates) {
+        const prefix = `${t}-${set}-`;
+        if (s.name.startsWith(prefix) && /^\d+$/.test(s.name.slice(prefix.length))) {
+          return { ...s, owners: [...s.owners, { uid, kind: 'StatefulSet', name: set, controller: false, claim: true }] };
+        }
+      }
+    }
+    return s;
+  }
+
+  /** Keeps the StatefulSets' claim templates, and relinks the namespace's claims when they change. */
+  private noteStatefulSet(obj: KubeObject, present: boolean): void {
+    const ns = obj.metadata?.namespace ?? '';
+    const name = obj.metadata?.name ?? '';
+    const templates = ((obj as { spec?: { volumeClaimTemplates?: { metadata?: { name?: string } }[] } }).spec?.volumeClaimTemplates ?? []).map((t) => t.metadata?.name ?? '').filter(Boolean);
+    let sets = this.statefulSets.get(ns);
+    const before = sets?.get(name);
+    if (present && templates.length > 0 && obj.metadata?.uid) {
+      if (before && before.uid === obj.metadata.uid && before.templates.join() === templates.join()) return;
+      if (!sets) this.statefulSets.set(ns, (sets = new Map()));
+      sets.set(name, { uid: obj.metadata.uid, templates });
+    } else {
+      if (!before) return;
+      sets!.delete(name);
+      if (sets!.size === 0) this.statefulSets.delete(ns);
+    }
+    for (const [uid, o] of this.objects) {
+      if (o.summary.kind !== 'PersistentVolumeClaim' || o.summary.namespace !== ns) continue;
+      const plain = { ...o.summary, owners: o.summary.owners.filter((r) => !r.claim) };
+      const next = this.claimLink(plain);
+      for (const r of o.summary.owners) if (r.claim) this.unlink(r.uid, uid);
+      for (const r of next.owners) if (r.claim) this.link(r.uid, uid);
+      o.summary = next;
+      this.pending.upserts.set(uid, next);
+    }
+    this.scheduleFlush();
+  }
+
+  private link(owner: string, dependent: string): void {
+    let set = this.children.get(owner);
+    if (!set) this.children.set(owner, (set = new Set()));
+    set.add(dependent);
   }
 
   /** Forgets that `dependent` names `owner`; an emptied set of an owner that is gone goes too. */

@@ -33,6 +33,12 @@ export interface OwnerRef {
   name: string;
   /** ownerReferences[].controller */
   controller: boolean;
+  /**
+   * Not an ownerReference: a PersistentVolumeClaim named after a StatefulSet's volumeClaimTemplate
+   * (`<template>-<set>-<ordinal>`), linked to that StatefulSet while it exists. Its claims are owned only
+   * under a Delete retention policy; they are shown with their StatefulSet either way.
+   */
+  claim?: boolean;
 }
 
 export interface Resources {

@@ -166,6 +166,46 @@ describe('kcm dashboard server', () => {
     assert.equal((await get(`${dash.url}login?token=alice-token`)).status, 303);
   });
 
+  it("lists a StatefulSet's claims under it, owned or not, while it exists", async () => {
+    const cookie = await signIn();
+    const claim = await typed(client).persistentVolumeClaims('default').create({
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: 'data-db-0' },
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+    } as never);
+    const s = await openStream(dash.url, cookie);
+    try {
+      await waitFor(() => s.events.find((e) => e.event === 'snapshot'), 10_000, 'the snapshot');
+      const sts = await typed(client).statefulSets('default').create({
+        apiVersion: 'apps/v1',
+        kind: 'StatefulSet',
+        metadata: { name: 'db' },
+        spec: {
+          serviceName: 'db',
+          replicas: 1,
+          selector: { matchLabels: { app: 'db' } },
+          template: { metadata: { labels: { app: 'db' } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } },
+          volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }],
+        },
+      } as never);
+      const linked = await waitFor(
+        () => s.events.map((e) => e.data as Delta).flatMap((d) => d.upserts ?? []).find((o) => o.uid === claim.metadata!.uid && o.owners.length > 0),
+        10_000,
+        'the claim linked to its StatefulSet',
+      );
+      assert.deepEqual(linked.owners, [{ uid: sts.metadata!.uid, kind: 'StatefulSet', name: 'db', controller: false, claim: true }]);
+      await typed(client).statefulSets('default').delete('db');
+      await waitFor(
+        () => s.events.map((e) => e.data as Delta).flatMap((d) => d.upserts ?? []).reverse().find((o) => o.uid === claim.metadata!.uid)?.owners.length === 0,
+        10_000,
+        'the link gone with the StatefulSet',
+      );
+    } finally {
+      s.close();
+    }
+  });
+
   it('streams a snapshot, then deltas with summaries, and keeps the timeline of writes, events and syncs', async () => {
     const cookie = await signIn();
     const deployments = typed(client).deployments('default');

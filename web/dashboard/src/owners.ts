@@ -81,7 +81,7 @@ export function ownersView(params: URLSearchParams, ctx: Ctx): View {
     h(
       'p',
       { class: 'hint' },
-      'Each object is listed under its owners (metadata.ownerReferences). Controllers create the children; the garbage collector deletes them when the owner goes.',
+      "Each object is listed under its owners (metadata.ownerReferences). Controllers create the children; the garbage collector deletes them when the owner goes. A StatefulSet's claims (PVCs from its volumeClaimTemplates) are listed under it even when it does not own them (the default Retain policy).",
     ),
     empty,
     forest,
