@@ -11,7 +11,7 @@
  * KCM_BENCH_SCALE picks the steps, e.g. `10:1000,100:10000` (default
  * `10:1000,100:10000,1000:30000`). Linux only (/proc).
  */
-import { countReady, type NodeLike } from '../src/up/status.js';
+import { countSchedulable, type NodeLike } from '../src/up/status.js';
 import { readFileSync } from 'node:fs';
 import { startKcm, waitFor, type KcmProcess } from '../test/e2e/harness.js';
 import { deployment } from './deployment.bench.js';
@@ -38,9 +38,9 @@ async function items<T>(kcm: KcmProcess, path: string): Promise<T[]> {
   return ((r.json as { items?: T[] }).items ?? []) as T[];
 }
 
-/** Nodes Ready and taking pods (as `kcm up: ready` counts them: no uninitialized or not-ready taint left). */
+/** Nodes Ready and taking pods (no uninitialized or not-ready taint left): pods created before would not fit. */
 async function readyNodes(kcm: KcmProcess): Promise<number> {
-  return countReady(await items<NodeLike>(kcm, '/api/v1/nodes'));
+  return countSchedulable(await items<NodeLike>(kcm, '/api/v1/nodes'));
 }
 
 async function availablePods(kcm: KcmProcess): Promise<number> {

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
-import { countReady, isAllReady, newStatusView, renderStatusLine } from './status.js';
+import { countReady, countSchedulable, isAllReady, newStatusView, renderStatusLine } from './status.js';
 
 function capture(tty: boolean) {
   const out = new PassThrough() as PassThrough & { isTTY?: boolean };
@@ -47,18 +47,19 @@ describe('kcm up status', () => {
   });
 });
 
-describe('countReady', () => {
+describe('countReady and countSchedulable', () => {
   const ready = { status: { conditions: [{ type: 'Ready', status: 'True' }] } };
+  const nodes = [
+    ready,
+    { ...ready, spec: { taints: [{ key: 'node.cloudprovider.kubernetes.io/uninitialized' }] } },
+    { ...ready, spec: { taints: [{ key: 'node.kubernetes.io/not-ready' }] } },
+    { ...ready, spec: { taints: [{ key: 'dedicated' }] } },
+    { status: { conditions: [{ type: 'Ready', status: 'False' }] } },
+  ];
+  it('counts Ready nodes', () => {
+    assert.equal(countReady(nodes), 4);
+  });
   it('counts Ready nodes that take pods: not those still tainted uninitialized (cloud) or not-ready', () => {
-    assert.equal(
-      countReady([
-        ready,
-        { ...ready, spec: { taints: [{ key: 'node.cloudprovider.kubernetes.io/uninitialized' }] } },
-        { ...ready, spec: { taints: [{ key: 'node.kubernetes.io/not-ready' }] } },
-        { ...ready, spec: { taints: [{ key: 'dedicated' }] } },
-        { status: { conditions: [{ type: 'Ready', status: 'False' }] } },
-      ]),
-      2,
-    );
+    assert.equal(countSchedulable(nodes), 2);
   });
 });
