@@ -166,6 +166,46 @@ describe('kcm dashboard server', () => {
     assert.equal((await get(`${dash.url}login?token=alice-token`)).status, 303);
   });
 
+  it('watches custom resources as their CRDs become Established, with the objects they own', async () => {
+    const cookie = await signIn();
+    await client.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
+      body: {
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'CustomResourceDefinition',
+        metadata: { name: 'sites.example.com' },
+        spec: {
+          group: 'example.com',
+          scope: 'Namespaced',
+          names: { plural: 'sites', singular: 'site', kind: 'Site' },
+          versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+        },
+      },
+    });
+    const site = await poll(
+      async () => client.request<{ metadata: { uid: string } }>('POST', '/apis/example.com/v1/namespaces/default/sites', { body: { apiVersion: 'example.com/v1', kind: 'Site', metadata: { name: 'blog' }, status: { conditions: [{ type: 'Ready', status: 'False', reason: 'Provisioning' }] } } }).catch(() => undefined),
+      10_000,
+      'the CRD to serve',
+    );
+    const svc = await typed(client).services('default').create({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'blog', ownerReferences: [{ apiVersion: 'example.com/v1', kind: 'Site', name: 'blog', uid: site.metadata.uid, controller: true }] },
+      spec: { ports: [{ port: 80 }] },
+    } as never);
+    const s = await openStream(dash.url, cookie);
+    try {
+      const seen = () => [...(s.events.find((e) => e.event === 'snapshot')?.data.objects ?? []), ...s.events.flatMap((e) => (e.event === 'delta' ? (e.data as Delta).upserts : []))];
+      const cr = await waitFor(() => seen().find((o) => o.uid === site.metadata.uid), 10_000, 'the Site in the stream');
+      assert.equal(cr.kind, 'Site');
+      assert.equal(cr.health, 'failed');
+      assert.equal(cr.status, 'Provisioning');
+      const child = await waitFor(() => seen().find((o) => o.uid === svc.metadata!.uid), 10_000, 'its Service');
+      assert.deepEqual(child.owners, [{ uid: site.metadata.uid, kind: 'Site', name: 'blog', controller: true }]);
+    } finally {
+      s.close();
+    }
+  });
+
   it("lists a StatefulSet's claims under it, owned or not, while it exists", async () => {
     const cookie = await signIn();
     const claim = await typed(client).persistentVolumeClaims('default').create({
