@@ -120,10 +120,6 @@ export class ControllersSource {
     this.client = newKubeClient({ ...rest, host: opts.url, tls, qps: 0, timeoutMs: 5_000 }, { logger: opts.logger });
   }
 
-  latest(): ControllersState | null {
-    return this.last;
-  }
-
   /** Reads the controller manager once. The recent syncs (debug mode) go to onRecent. */
   async read(onRecent?: (d: DebugControllers) => void): Promise<ControllersState> {
     const base = this.opts.url.replace(/\/+$/, '');

@@ -66,7 +66,7 @@ function apiSocketPath(dataDir: string): string | undefined {
  */
 async function startUpDashboard(server: RunningApiServer, client: KubeClient, port: number, cmUrl: () => string | undefined, log: Logger, out: NodeJS.WriteStream): Promise<RunningDashboard | undefined> {
   const { startDashboard } = await import('../dashboard/server.js');
-  const opts = { client, restConfig: newRestConfig({ host: server.url, tls: { caData: server.caPem }, auth: { bearerToken: server.adminToken } }), clusterUrl: server.url, controllerManagerUrl: cmUrl, logger: newLogger('dashboard') };
+  const opts = { client, restConfig: client.config, clusterUrl: server.url, controllerManagerUrl: cmUrl, logger: newLogger('dashboard') };
   try {
     let d: RunningDashboard;
     try {
