@@ -59,6 +59,7 @@ import { PodSandbox, SimNetwork, type ClusterView } from './sandbox.js';
 import type { ImagePullRule } from './image.js';
 import { createStandardFs, type FileSystem } from './shell/index.js';
 import { KUBELET_ENDPOINT_ANNOTATION, startKubeletServer, type KubeletServer } from './kubelet/server.js';
+import { PodTable } from './pod-table.js';
 
 /** Pod syncs running at once (each awaits API writes and sandboxes), and started per turn of the event loop. */
 const maxPodWorkers = 256;
@@ -150,7 +151,7 @@ interface SimNode {
 
 interface PodEntry {
   uid: string;
-  node: string;
+  readonly node: string;
   runtime: PodRuntime;
   /** Volumes, processes and network of the pod's containers. */
   sandbox: PodSandbox;
@@ -189,7 +190,7 @@ class Simulator implements NodeSimulator {
   private readonly log: Logger;
   private readonly api: TypedClient;
   private readonly nodes = new Map<string, SimNode>();
-  private readonly pods = new Map<string, PodEntry>();
+  private readonly pods = new PodTable<PodEntry>();
   private readonly backoff: RestartBackoff;
   /** Pods (key -> uid) this simulator has asked to delete; not asked again while they linger (finalizers). */
   private readonly deleted = new Map<string, string>();
@@ -418,8 +419,8 @@ class Simulator implements NodeSimulator {
   /** The pods running on the node that are neither finished nor being deleted, with their entries. */
   private activePods(nodeName: string): { key: string; pod: Pod; e: PodEntry }[] {
     const out: { key: string; pod: Pod; e: PodEntry }[] = [];
-    for (const [key, e] of this.pods) {
-      if (e.node !== nodeName || e.stopping || e.runtime.terminal) continue;
+    for (const [key, e] of this.pods.onNode(nodeName)) {
+      if (e.stopping || e.runtime.terminal) continue;
       const pod = this.podInformer.getStore().getByKey(key) as Pod | undefined;
       if (pod && pod.metadata?.uid === e.uid) out.push({ key, pod, e });
     }
@@ -434,8 +435,8 @@ class Simulator implements NodeSimulator {
   /** The pods admitted on the node that have not finished (terminating ones count), but `except`. */
   private admittedPods(nodeName: string, except: string): Pod[] {
     const out: Pod[] = [];
-    for (const [key, e] of this.pods) {
-      if (e.node !== nodeName || key === except || e.runtime.settled || e.runtime.rejected) continue;
+    for (const [key, e] of this.pods.onNode(nodeName)) {
+      if (key === except || e.runtime.settled || e.runtime.rejected) continue;
       const pod = this.podInformer.getStore().getByKey(key) as Pod | undefined;
       if (pod && pod.metadata?.uid === e.uid) out.push(pod);
     }
@@ -516,7 +517,7 @@ class Simulator implements NodeSimulator {
   /** The attachable volumes in use on the node: those of its pods that have not finished, sorted. */
   private volumesInUse(nodeName: string): string[] {
     const out = new Set<string>();
-    for (const e of this.pods.values()) if (e.node === nodeName && !e.runtime.terminal) for (const v of e.attachable) out.add(v);
+    for (const [, e] of this.pods.onNode(nodeName)) if (!e.runtime.terminal) for (const v of e.attachable) out.add(v);
     return [...out].sort();
   }
 
@@ -619,7 +620,7 @@ class Simulator implements NodeSimulator {
   private enqueueNodePods(nodeName: string): void {
     if (!this.podInformer) return;
     for (const p of this.podInformer.getStore().list() as Pod[]) if (p.spec?.nodeName === nodeName) this.enqueue(podKey(p));
-    for (const [key, e] of this.pods) if (e.node === nodeName) this.enqueue(key);
+    for (const [key] of this.pods.onNode(nodeName)) this.enqueue(key);
   }
 
   // --- pods ---

@@ -82,6 +82,12 @@ export interface NodeInfo {
   /** Pods here with any (anti-)affinity; with required anti-affinity. */
   podsWithAffinity: number;
   podsWithRequiredAntiAffinity: number;
+  /**
+   * Memo of matching-pod counts (namespace and selector as key) for the
+   * spreading plugins, dropped whenever a pod is added or removed: between
+   * two scheduling cycles only the node the last pod went to changes.
+   */
+  matchCounts?: Map<string, number> | undefined;
 }
 
 export function newNodeInfo(node?: Node): NodeInfo {
@@ -118,6 +124,7 @@ export function addPod(info: NodeInfo, p: PodInfo): void {
   const key = podKey(p.pod);
   if (info.pods.has(key)) removePod(info, p.pod);
   info.pods.set(key, p);
+  info.matchCounts = undefined;
   addResource(info.requested, p.requests);
   addResource(info.nonZeroRequested, p.nonZeroRequests);
   info.usedPorts.push(...podHostPorts(p.pod));
@@ -131,6 +138,7 @@ export function removePod(info: NodeInfo, pod: Pod): boolean {
   const p = info.pods.get(key);
   if (!p) return false;
   info.pods.delete(key);
+  info.matchCounts = undefined;
   subtractResource(info.requested, p.requests);
   subtractResource(info.nonZeroRequested, p.nonZeroRequests);
   for (const hp of podHostPorts(p.pod)) {

@@ -1,9 +1,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pod, TopologySpreadConstraint } from 'kubernetes-types/core/v1.js';
-import { selectorFromSet } from '../../api/labels.js';
+import { nothing, selectorFromSet } from '../../api/labels.js';
+import { addPod, newPodInfo, removePod } from '../node-info.js';
 import { cycle, makeNode, makePod, nodeInfos } from '../testing.js';
-import { podTopologySpreadFilter, podTopologySpreadScore } from './pod-topology-spread.js';
+import { countMatchingPods, podTopologySpreadFilter, podTopologySpreadScore } from './pod-topology-spread.js';
 
 const zoned = (name: string, zone?: string) => makeNode(name, { labels: zone ? { zone } : {} });
 const spread = (c: Partial<TopologySpreadConstraint>): TopologySpreadConstraint => ({
@@ -76,5 +77,25 @@ describe('PodTopologySpread score', () => {
     assert.ok(scores[1]!.score > scores[0]!.score, JSON.stringify(scores));
     const none = cycle(pod, infos);
     assert.equal(podTopologySpreadScore.preScore!(none, infos), 'skip', 'no owner, no default spreading');
+  });
+});
+
+describe('countMatchingPods', () => {
+  it('counts again once the node gains or loses a pod, and keeps namespaces and selectors apart', () => {
+    const e1 = xPod('e1', 'a1');
+    const e2 = xPod('e2', 'a1');
+    const [info] = nodeInfos([zoned('a1', 'a')], [e1, makePod('other', { labels: { app: 'y' }, nodeName: 'a1' })]);
+    const x = selectorFromSet({ app: 'x' });
+    const y = selectorFromSet({ app: 'y' });
+    assert.equal(countMatchingPods(info!, x, 'default'), 1);
+    assert.equal(countMatchingPods(info!, y, 'default'), 1);
+    assert.equal(countMatchingPods(info!, x, 'elsewhere'), 0);
+    assert.equal(countMatchingPods(info!, nothing(), 'default'), 0);
+    addPod(info!, newPodInfo(e2));
+    assert.equal(countMatchingPods(info!, x, 'default'), 2);
+    assert.equal(removePod(info!, e1), true);
+    assert.equal(removePod(info!, e2), true);
+    assert.equal(countMatchingPods(info!, x, 'default'), 0);
+    assert.equal(countMatchingPods(info!, y, 'default'), 1);
   });
 });

@@ -6,7 +6,7 @@
  * controllers) score nodes, fewer matching pods being better.
  */
 import type { Node, Pod, TopologySpreadConstraint } from 'kubernetes-types/core/v1.js';
-import { nothing, selectorFromLabelSelector, type LabelSelectorValue, type Selector } from '../../api/labels.js';
+import { matchesNothing, nothing, selectorFromLabelSelector, type LabelSelectorValue, type Selector } from '../../api/labels.js';
 import { MAX_NODE_SCORE, unresolvable, unschedulable, type CycleContext, type FilterPlugin, type ScorePlugin } from '../framework.js';
 import type { NodeInfo, PodInfo } from '../node-info.js';
 import { podMatchesNodeSelectorAndAffinity } from '../node-selector.js';
@@ -76,14 +76,30 @@ function matchesInclusionPolicies(pod: Pod, node: Node, c: Constraint): boolean 
   return true;
 }
 
-/** Pods on the node in the pod's namespace matching the selector, ignoring terminating ones. */
+/** The memo key of a selector: its canonical form, distinct for nothing(), which selects no pod. */
+const selectorKeys = new WeakMap<Selector, string>();
+function selectorKey(selector: Selector): string {
+  let k = selectorKeys.get(selector);
+  if (k === undefined) selectorKeys.set(selector, (k = matchesNothing(selector) ? '\u0001nothing' : selector.toString()));
+  return k;
+}
+
+/**
+ * Pods on the node in the pod's namespace matching the selector, ignoring terminating ones. Memoized on
+ * the NodeInfo until its pods change: a ReplicaSet's pods share one selector, so after the first cycle
+ * each cycle counts afresh only on the node the previous pod was placed on.
+ */
 export function countMatchingPods(info: NodeInfo, selector: Selector, namespace: string): number {
+  const key = `${namespace}\u0000${selectorKey(selector)}`;
+  const memo = info.matchCounts?.get(key);
+  if (memo !== undefined) return memo;
   let n = 0;
   for (const p of info.pods.values()) {
     if (p.pod.metadata?.deletionTimestamp) continue;
     if ((p.pod.metadata?.namespace ?? 'default') !== namespace) continue;
     if (selector.matches(p.pod.metadata?.labels ?? {})) n++;
   }
+  (info.matchCounts ??= new Map()).set(key, n);
   return n;
 }
 
