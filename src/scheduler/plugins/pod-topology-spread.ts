@@ -9,7 +9,7 @@ import type { Node, Pod, TopologySpreadConstraint } from 'kubernetes-types/core/
 import { matchesNothing, nothing, selectorFromLabelSelector, type LabelSelectorValue, type Selector } from '../../api/labels.js';
 import { MAX_NODE_SCORE, unresolvable, unschedulable, type CycleContext, type FilterPlugin, type ScorePlugin } from '../framework.js';
 import type { NodeInfo, PodInfo } from '../node-info.js';
-import { podMatchesNodeSelectorAndAffinity } from '../node-selector.js';
+import { podHasNodeSelectorOrAffinity, podMatchesNodeSelectorAndAffinity } from '../node-selector.js';
 import { doNotScheduleTaint, findUntoleratedTaint } from '../../api/taints.js';
 
 export const ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints";
@@ -62,6 +62,12 @@ export function podConstraints(pod: Pod, action: 'DoNotSchedule' | 'ScheduleAnyw
     }));
 }
 
+/** The node's value of a label, undefined when it has none. */
+function labelValue(node: Node, key: string): string | undefined {
+  const labels = node.metadata?.labels;
+  return labels !== undefined && Object.prototype.hasOwnProperty.call(labels, key) ? labels[key] : undefined;
+}
+
 function hasLabel(node: Node, key: string): boolean {
   return Object.prototype.hasOwnProperty.call(node.metadata?.labels ?? {}, key);
 }
@@ -84,13 +90,17 @@ function selectorKey(selector: Selector): string {
   return k;
 }
 
+/** The key countMatchingPods memoizes a (selector, namespace) count under; computed once per cycle by callers that count on many nodes. */
+export function matchMemoKey(selector: Selector, namespace: string): string {
+  return `${namespace}\u0000${selectorKey(selector)}`;
+}
+
 /**
  * Pods on the node in the pod's namespace matching the selector, ignoring terminating ones. Memoized on
  * the NodeInfo until its pods change: a ReplicaSet's pods share one selector, so after the first cycle
  * each cycle counts afresh only on the node the previous pod was placed on.
  */
-export function countMatchingPods(info: NodeInfo, selector: Selector, namespace: string): number {
-  const key = `${namespace}\u0000${selectorKey(selector)}`;
+export function countMatchingPods(info: NodeInfo, selector: Selector, namespace: string, key = matchMemoKey(selector, namespace)): number {
   const memo = info.matchCounts?.get(key);
   if (memo !== undefined) return memo;
   let n = 0;
@@ -211,8 +221,11 @@ export const podTopologySpreadFilter: FilterPlugin = {
 interface ScoreState {
   constraints: Constraint[];
   ignored: Set<string>;
-  pairCounts: Map<string, number>;
+  /** Per constraint (by index), matching pods per domain (the topology label's value); none for hostname. */
+  domainCounts: Map<string, number>[];
   weights: number[];
+  /** Per constraint, its countMatchingPods memo key. */
+  memoKeys: string[];
 }
 
 const SCORE_KEY = 'PodTopologySpread/score';
@@ -244,8 +257,7 @@ export const podTopologySpreadScore: ScorePlugin = {
     // With the system defaults, nodes lacking a zone label are still scored.
     const requireAll = own;
     const ignored = new Set<string>();
-    const pairCounts = new Map<string, number>();
-    const sizes = constraints.map(() => 0);
+    const domainCounts = constraints.map(() => new Map<string, number>());
     for (const info of feasible) {
       const node = info.node!;
       if (requireAll && !nodeHasAllKeys(node, constraints)) {
@@ -253,29 +265,33 @@ export const podTopologySpreadScore: ScorePlugin = {
         continue;
       }
       constraints.forEach((c, i) => {
-        if (c.topologyKey === HOSTNAME || !hasLabel(node, c.topologyKey)) return;
-        const p = pairKey(c.topologyKey, node.metadata!.labels![c.topologyKey]!);
-        if (!pairCounts.has(p)) {
-          pairCounts.set(p, 0);
-          sizes[i]!++;
-        }
+        const value = c.topologyKey === HOSTNAME ? undefined : labelValue(node, c.topologyKey);
+        if (value !== undefined && !domainCounts[i]!.has(value)) domainCounts[i]!.set(value, 0);
       });
     }
-    const weights = constraints.map((c, i) => Math.log((c.topologyKey === HOSTNAME ? feasible.length - ignored.size : sizes[i]!) + 2));
+    const weights = constraints.map((c, i) => Math.log((c.topologyKey === HOSTNAME ? feasible.length - ignored.size : domainCounts[i]!.size) + 2));
     const ns = ctx.pod.metadata?.namespace ?? 'default';
-    for (const info of ctx.snapshot.nodes) {
-      const node = info.node;
-      if (!node || (requireAll && !nodeHasAllKeys(node, constraints))) continue;
-      for (const c of constraints) {
-        if (c.topologyKey === HOSTNAME || !hasLabel(node, c.topologyKey)) continue;
-        if (!matchesInclusionPolicies(ctx.pod, node, c)) continue;
-        const p = pairKey(c.topologyKey, node.metadata!.labels![c.topologyKey]!);
-        const cur = pairCounts.get(p);
+    const memoKeys = constraints.map((c) => matchMemoKey(c.selector, ns));
+    // The pods of every node in a domain with a feasible node count (upstream walks all nodes too): per node,
+    // a memoized count, and the inclusion policies only where the pod or the constraint makes them matter.
+    const affinityMatters = podHasNodeSelectorOrAffinity(ctx.pod);
+    constraints.forEach((c, i) => {
+      if (c.topologyKey === HOSTNAME) return;
+      const counts = domainCounts[i]!;
+      const checkAffinity = c.nodeAffinityPolicy === 'Honor' && affinityMatters;
+      for (const info of ctx.snapshot.nodes) {
+        const node = info.node;
+        if (!node || (requireAll && !nodeHasAllKeys(node, constraints))) continue;
+        const value = labelValue(node, c.topologyKey);
+        if (value === undefined) continue;
+        const cur = counts.get(value);
         if (cur === undefined) continue; // a domain with no feasible node does not matter
-        pairCounts.set(p, cur + countMatchingPods(info, c.selector, ns));
+        if (checkAffinity && !podMatchesNodeSelectorAndAffinity(ctx.pod, node)) continue;
+        if (c.nodeTaintsPolicy === 'Honor' && findUntoleratedTaint(node.spec?.taints, ctx.pod.spec?.tolerations, doNotScheduleTaint)) continue;
+        counts.set(value, cur + countMatchingPods(info, c.selector, ns, memoKeys[i]));
       }
-    }
-    const state: ScoreState = { constraints, ignored, pairCounts, weights };
+    });
+    const state: ScoreState = { constraints, ignored, domainCounts, weights, memoKeys };
     ctx.state.set(SCORE_KEY, state);
     return undefined;
   },
@@ -286,11 +302,9 @@ export const podTopologySpreadScore: ScorePlugin = {
     const ns = ctx.pod.metadata?.namespace ?? 'default';
     let score = 0;
     s.constraints.forEach((c, i) => {
-      if (!hasLabel(node, c.topologyKey)) return;
-      const cnt =
-        c.topologyKey === HOSTNAME
-          ? countMatchingPods(info, c.selector, ns)
-          : (s.pairCounts.get(pairKey(c.topologyKey, node.metadata!.labels![c.topologyKey]!)) ?? 0);
+      const value = labelValue(node, c.topologyKey);
+      if (value === undefined) return;
+      const cnt = c.topologyKey === HOSTNAME ? countMatchingPods(info, c.selector, ns, s.memoKeys[i]) : (s.domainCounts[i]!.get(value) ?? 0);
       score += cnt * s.weights[i]! + (c.maxSkew - 1);
     });
     return Math.round(score);
