@@ -7,13 +7,15 @@
  * (`memory` keeps the object itself, `sqlite` leaves it null and reads the
  * row by revision).
  *
- * Keys and their entry lists are two parallel arrays sorted by key: lookups
- * are binary searches and loading keys in order is appending, with no
- * hashing. An index opened from a packed image (newPackedMvccIndex) keeps
+ * Keys and their entry lists are kept in key order in a chunked SortedMap:
+ * lookups are binary searches, loading keys in order is appending, and a new
+ * key anywhere else moves one chunk, with no hashing. An index opened from a packed image (newPackedMvccIndex) keeps
  * each key's entries as numbers in the image until the key is first used, so
  * opening a store of 100,000 keys allocates one string per key and little
  * else.
  */
+
+import { lowerBound, SortedMap } from '../../util/sorted/sorted-map.js';
 
 /** One write of a key. */
 export interface KeyRevision<V> {
@@ -42,7 +44,7 @@ export interface MvccIndex<V> {
   /**
    * Appends a write; its revision must exceed every revision of the key. A
    * new key costs O(1) when it sorts after every key (loading in key order),
-   * O(keys) otherwise.
+   * O(log keys) and a move of one chunk otherwise.
    */
   put(key: string, entry: KeyRevision<V>): void;
   /**
@@ -62,18 +64,7 @@ export interface MvccIndex<V> {
   compact(rev: number, onDrop?: (key: string, e: KeyRevision<V>) => void): void;
 }
 
-/** Index of the first element of sorted `arr` that is >= `s` (or > `s` when `strict`). */
-export function lowerBound(arr: readonly string[], s: string, strict = false): number {
-  let lo = 0;
-  let hi = arr.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    const v = arr[mid]!;
-    if (v < s || (strict && v === s)) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
+export { lowerBound };
 
 /** Position of the last entry with revision <= rev, or -1. */
 function lastAtOrBefore<V>(list: KeyRevision<V>[], rev: number): number {
@@ -90,11 +81,12 @@ function lastAtOrBefore<V>(list: KeyRevision<V>[], rev: number): number {
 /** Fields per entry in a packed image: revision, createRevision, version, deleted (0/1). */
 const PACKED_FIELDS = 4;
 
+type Entries<V> = KeyRevision<V>[] | number;
+
 class Index<V> implements MvccIndex<V> {
-  // invariant: keys is strictly ascending; lists[i] holds the entries of keys[i] (at least
-  // one, revisions ascending), or the offset in `packed` of their count, then their fields
-  private keys: string[];
-  private lists: (KeyRevision<V>[] | number)[];
+  // invariant: every key maps to its entries (at least one, revisions ascending), or to the
+  // offset in `packed` of their count, then their fields
+  private map: SortedMap<Entries<V>>;
   private count: number;
 
   constructor(
@@ -103,25 +95,23 @@ class Index<V> implements MvccIndex<V> {
     offsets: number[] = [],
     entries = 0,
   ) {
-    this.keys = keys;
-    this.lists = offsets;
+    this.map = SortedMap.fromSorted<Entries<V>>(keys, offsets);
     this.count = entries;
   }
 
   get size(): number {
-    return this.keys.length;
+    return this.map.size;
   }
 
   get entries(): number {
     return this.count;
   }
 
-  /** The entries of keys[i], unpacked (and kept) on first use. */
-  private listAt(i: number): KeyRevision<V>[] {
-    const l = this.lists[i]!;
+  /** The entries of a key, unpacked (and kept) on first use. */
+  private unpacked(key: string, l: Entries<V>): KeyRevision<V>[] {
     if (typeof l !== 'number') return l;
     const list = this.unpack(l);
-    this.lists[i] = list;
+    this.map.set(key, list);
     return list;
   }
 
@@ -138,8 +128,8 @@ class Index<V> implements MvccIndex<V> {
 
   /** The entries of `key`, or undefined. */
   private listOf(key: string): KeyRevision<V>[] | undefined {
-    const i = lowerBound(this.keys, key);
-    return this.keys[i] === key ? this.listAt(i) : undefined;
+    const l = this.map.get(key);
+    return l === undefined ? undefined : this.unpacked(key, l);
   }
 
   last(key: string): KeyRevision<V> | undefined {
@@ -162,43 +152,29 @@ class Index<V> implements MvccIndex<V> {
   }
 
   put(key: string, entry: KeyRevision<V>): void {
-    const n = this.keys.length;
-    const i = n === 0 || this.keys[n - 1]! < key ? n : lowerBound(this.keys, key);
-    if (i < n && this.keys[i] === key) {
-      const list = this.listAt(i);
+    const list = this.listOf(key);
+    if (list) {
       const last = list[list.length - 1]!;
       if (entry.revision <= last.revision) {
         throw new Error(`mvcc index: revision ${entry.revision} of ${key} not after ${last.revision}`);
       }
       list.push(entry);
-    } else if (i === n) {
-      this.keys.push(key);
-      this.lists.push([entry]);
-    } else {
-      this.keys.splice(i, 0, key);
-      this.lists.splice(i, 0, [entry]);
-    }
+    } else this.map.set(key, [entry]);
     this.count++;
   }
 
   forEachKey(fn: (key: string, entries: readonly KeyRevision<V>[]) => void, prefix?: string): void {
-    const keys = this.keys;
-    for (let i = prefix ? lowerBound(keys, prefix) : 0; i < keys.length; i++) {
-      const key = keys[i]!;
+    for (const [key, l] of this.map.entries(prefix)) {
       if (prefix && !key.startsWith(prefix)) return;
-      const l = this.lists[i]!;
       // packed entries are unpacked for the call only: walking every key keeps the index packed
       fn(key, typeof l === 'number' ? this.unpack(l) : l);
     }
   }
 
   forEachLast(fn: (key: string, revision: number, deleted: boolean) => void, prefix?: string): void {
-    const keys = this.keys;
     const p = this.packed;
-    for (let i = prefix ? lowerBound(keys, prefix) : 0; i < keys.length; i++) {
-      const key = keys[i]!;
+    for (const [key, l] of this.map.entries(prefix)) {
       if (prefix && !key.startsWith(prefix)) return;
-      const l = this.lists[i]!;
       if (typeof l === 'number') {
         const o = l + 1 + (p![l]! - 1) * PACKED_FIELDS;
         fn(key, p![o]!, p![o + 3] === 1);
@@ -210,34 +186,22 @@ class Index<V> implements MvccIndex<V> {
   }
 
   *keysUnder(prefix: string, startAfter?: string): Iterable<string> {
-    const from = startAfter !== undefined && startAfter >= prefix ? lowerBound(this.keys, startAfter, true) : lowerBound(this.keys, prefix);
-    // The arrays may change while a caller iterates (a write between pages is
-    // fine: callers read at a fixed revision); re-find our place if it shifts.
-    let i = from;
-    let lastKey: string | undefined;
-    for (;;) {
-      let k = this.keys[i];
-      if (lastKey !== undefined && (k === undefined || k <= lastKey || this.keys[i - 1] !== lastKey)) {
-        i = lowerBound(this.keys, lastKey, true);
-        k = this.keys[i];
-      }
-      if (k === undefined || !k.startsWith(prefix)) return;
-      lastKey = k;
-      i++;
+    // The map may change while a caller iterates (a write between pages is fine: callers read at a
+    // fixed revision); its iterator goes on after the last key it yielded.
+    const after = startAfter !== undefined && startAfter >= prefix;
+    for (const [k] of this.map.entries(after ? startAfter : prefix, after)) {
+      if (!k.startsWith(prefix)) return;
       yield k;
     }
   }
 
   compact(rev: number, onDrop?: (key: string, e: KeyRevision<V>) => void): void {
     let removedKeys = false;
-    const keys = this.keys;
     const p = this.packed;
-    for (let k = 0; k < keys.length; k++) {
-      const l = this.lists[k]!;
+    for (const [key, l] of this.map.entries()) {
       // a packed key with one entry that is not a tombstone has nothing to drop: leave it packed
       if (typeof l === 'number' && (p![l + 1]! > rev || (p![l] === 1 && p![l + 4] !== 1))) continue;
-      const key = keys[k]!;
-      const list = this.listAt(k);
+      const list = this.unpacked(key, l);
       if (list[0]!.revision > rev) continue;
       const keepFrom = lastAtOrBefore(list, rev);
       let cut = keepFrom; // drop entries before keepFrom
@@ -248,17 +212,7 @@ class Index<V> implements MvccIndex<V> {
       list.splice(0, cut);
       if (list.length === 0) removedKeys = true;
     }
-    if (!removedKeys) return;
-    const nextKeys: string[] = [];
-    const nextLists: (KeyRevision<V>[] | number)[] = [];
-    for (let k = 0; k < keys.length; k++) {
-      const l = this.lists[k]!;
-      if (typeof l !== 'number' && l.length === 0) continue;
-      nextKeys.push(keys[k]!);
-      nextLists.push(l);
-    }
-    this.keys = nextKeys;
-    this.lists = nextLists;
+    if (removedKeys) this.map.retain((_k, l) => typeof l === 'number' || l.length > 0);
   }
 }
 

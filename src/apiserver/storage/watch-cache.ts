@@ -44,7 +44,7 @@ import {
   type StoredObject,
   type WatchHandle,
 } from './storage.js';
-import { lowerBound } from './mvcc-index.js';
+import { SortedMap } from '../../util/sorted/sorted-map.js';
 import { newWatcherHub } from './watcher-hub.js';
 import { hasLazyList, LazyStoredObject, prefetch, readTogether } from './stored-object.js';
 
@@ -73,10 +73,9 @@ interface WindowEvent {
 }
 
 class CachedStorage implements Storage {
-  // invariant: sorted is strictly ascending and objects[i] is the latest value of sorted[i]
-  // (parallel arrays: loading is two array copies, lookups are binary searches)
-  private sorted: string[] = [];
-  private objects: StoredObject[] = [];
+  // invariant: the latest value of every key, in key order (loading is appending in chunks,
+  // lookups are binary searches, a new key moves one chunk)
+  private objects = new SortedMap<StoredObject>();
   private rev = 0;
   private window: WindowEvent[] = [];
   private head = 0; // first live index of window
@@ -111,9 +110,9 @@ class CachedStorage implements Storage {
       const l = hasLazyList(backend) ? backend.listLazy('') : await backend.list('');
       if (this.closed) return;
       const objects = l.items.slice();
-      if (this.objects.length > 0) {
+      if (this.objects.size > 0) {
         // a re-initialisation: keep the objects already decoded
-        const previous = new Map(this.objects.map((o) => [o.key, o]));
+        const previous = new Map([...this.objects.entries()].map(([, o]) => [o.key, o]));
         for (let i = 0; i < objects.length; i++) {
           const old = previous.get(objects[i]!.key);
           if (old !== undefined && old.revision === objects[i]!.revision) {
@@ -123,8 +122,10 @@ class CachedStorage implements Storage {
         }
         this.detach(previous.values());
       }
-      this.objects = objects;
-      this.sorted = objects.map((o) => o.key);
+      this.objects = SortedMap.fromSorted(
+        objects.map((o) => o.key),
+        objects,
+      );
       this.rev = l.revision;
       this.window = [];
       this.head = 0;
@@ -157,8 +158,7 @@ class CachedStorage implements Storage {
   async get(key: string): Promise<StoredObject | undefined> {
     this.checkOpen(key);
     if (!this.fresh()) return this.backend.get(key);
-    const i = lowerBound(this.sorted, key);
-    return this.sorted[i] === key ? this.objects[i] : undefined;
+    return this.objects.get(key);
   }
 
   async list(prefix: string, opts: ListOptions = {}): Promise<ListResult> {
@@ -167,45 +167,41 @@ class CachedStorage implements Storage {
     if (!this.fresh() || (at !== undefined && at !== 0 && at !== this.rev)) return this.backend.list(prefix, opts);
     const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
     const filter = opts.filter;
-    const start =
-      opts.startAfter !== undefined && opts.startAfter >= prefix ? lowerBound(this.sorted, opts.startAfter, true) : lowerBound(this.sorted, prefix);
+    const after = opts.startAfter !== undefined && opts.startAfter >= prefix;
+    const it = this.objects.entries(after ? opts.startAfter : prefix, after);
     const items: StoredObject[] = [];
     let more = false;
     let remaining = 0;
-    let prefetched = start; // values of sorted[start, prefetched) are in hand
-    for (let i = start; i < this.sorted.length; i++) {
-      const key = this.sorted[i]!;
-      if (!key.startsWith(prefix)) break;
-      const so = this.objects[i]!;
-      if (filter) {
-        if (i >= prefetched) prefetched = this.prefetchFrom(i, prefix);
-        if (!filter(so.object)) continue;
+    // Taken in batches: with a filter, a batch's values are read together before the filter walks them.
+    for (let done = false; !done; ) {
+      const batch: StoredObject[] = [];
+      for (let r = it.next(); ; r = it.next()) {
+        if (r.done || !r.value[0].startsWith(prefix)) {
+          done = true;
+          break;
+        }
+        batch.push(r.value[1]);
+        if (batch.length >= PREFETCH_BATCH) break;
       }
-      if (items.length >= limit) {
-        more = true;
-        if (filter) break;
-        remaining++;
-        continue;
+      if (filter) prefetch(batch);
+      for (const so of batch) {
+        if (filter && !filter(so.object)) continue;
+        if (items.length >= limit) {
+          more = true;
+          if (filter) {
+            done = true;
+            break;
+          }
+          remaining++;
+          continue;
+        }
+        items.push(so);
       }
-      items.push(so);
     }
     if (!filter) readTogether(items);
     const result: ListResult = { items, revision: this.rev, more };
     if (limit !== Infinity && !filter) result.remaining = remaining;
     return result;
-  }
-
-  /** Reads the values of up to PREFETCH_BATCH objects from sorted[i] on under `prefix`; returns the index after them. */
-  private prefetchFrom(i: number, prefix: string): number {
-    const batch: StoredObject[] = [];
-    let j = i;
-    for (; j < this.sorted.length && batch.length < PREFETCH_BATCH; j++) {
-      const key = this.sorted[j]!;
-      if (!key.startsWith(prefix)) break;
-      batch.push(this.objects[j]!);
-    }
-    prefetch(batch);
-    return j;
   }
 
   /**
@@ -272,31 +268,10 @@ class CachedStorage implements Storage {
 
   private apply(e: StorageEvent): void {
     if (e.revision <= this.rev) return;
-    const n = this.sorted.length;
-    const i = n === 0 || this.sorted[n - 1]! < e.key ? n : lowerBound(this.sorted, e.key);
-    const old = this.sorted[i] === e.key ? this.objects[i] : undefined;
+    const old = this.objects.get(e.key);
     if (old !== undefined && e.type !== 'ADDED') this.detach([old], e.prevObject);
-    switch (e.type) {
-      case 'ADDED':
-      case 'MODIFIED': {
-        const so: StoredObject = { key: e.key, object: e.object, revision: e.revision };
-        if (old !== undefined) this.objects[i] = so;
-        else if (i === n) {
-          this.sorted.push(e.key);
-          this.objects.push(so);
-        } else {
-          this.sorted.splice(i, 0, e.key);
-          this.objects.splice(i, 0, so);
-        }
-        break;
-      }
-      case 'DELETED':
-        if (old !== undefined) {
-          this.sorted.splice(i, 1);
-          this.objects.splice(i, 1);
-        }
-        break;
-    }
+    if (e.type === 'DELETED') this.objects.delete(e.key);
+    else this.objects.set(e.key, { key: e.key, object: e.object, revision: e.revision });
     this.rev = e.revision;
     this.window.push({ event: e, at: this.clock.now() });
     this.trimWindow();
