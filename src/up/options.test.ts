@@ -21,6 +21,14 @@ describe('kcm up flags', () => {
     assert.equal(o.cm['kube-api-burst'], 400);
   });
 
+  it('widens the default pod range for more than 256 nodes of a /24 each, but never a range the user gave', () => {
+    assert.equal(parseUpFlags([]).cm['cluster-cidr'], '10.244.0.0/16');
+    assert.equal(parseUpFlags(['--nodes', '256']).cm['cluster-cidr'], '10.244.0.0/16');
+    assert.equal(parseUpFlags(['--nodes', '1000']).cm['cluster-cidr'], '10.244.0.0/14');
+    assert.equal(parseUpFlags(['--nodes', '3000']).cm['cluster-cidr'], '10.224.0.0/12');
+    assert.equal(parseUpFlags(['--nodes', '1000', '--cluster-cidr', '10.244.0.0/16']).cm['cluster-cidr'], '10.244.0.0/16');
+  });
+
   it('refuses a negative scheduler QPS with a flag error', () => {
     assert.throws(() => parseUpFlags(['--scheduler-kube-api-qps=-1']), FlagError);
   });

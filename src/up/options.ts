@@ -136,7 +136,11 @@ export const upFlags = {
     usage: 'Run leader election for the controller manager on the Lease kube-system/kube-controller-manager, as a real cluster (kcm up uses the stable identity <hostname>_kcm-up, so a restart takes its own lease back at once).',
   },
   'allocate-node-cidrs': { ...controllerManagerFlags['allocate-node-cidrs'], default: true, usage: 'Give each node a spec.podCIDR from --cluster-cidr (on in kcm up, as kubeadm and kind set it up; the simulated nodes take pod IPs from it).' },
-  'cluster-cidr': { ...controllerManagerFlags['cluster-cidr'], default: '10.244.0.0/16', usage: 'CIDR range for pods in the cluster (kcm up default 10.244.0.0/16).' },
+  'cluster-cidr': {
+    ...controllerManagerFlags['cluster-cidr'],
+    default: '10.244.0.0/16',
+    usage: 'CIDR range for pods in the cluster (kcm up default 10.244.0.0/16; with more than 256 --nodes, 10.244.0.0/14, and with more than 1,024, 10.224.0.0/12, so that each node has its /24).',
+  },
   'service-cluster-ip-range': { ...controllerManagerFlags['service-cluster-ip-range'], default: '10.0.0.0/24', usage: 'CIDR range for Service cluster IPs (API server and controller manager).' },
   'cloud-provider': {
     ...controllerManagerFlags['cloud-provider'],
@@ -153,6 +157,19 @@ export interface UpOptions {
   /** Controller-manager flag values after --config and validation. */
   cm: ControllerManagerFlagValues;
   controllers: string[];
+}
+
+const DEFAULT_CLUSTER_CIDR = '10.244.0.0/16';
+
+/**
+ * The default pod range for `nodes` nodes of a /24 each (node-cidr-mask-size's default): a /16 holds
+ * 256, too few for a large simulated cluster, whose nodes beyond it would get CIDRNotAvailable. The
+ * wider ranges stay clear of the service range (10.96.0.0/12).
+ */
+export function clusterCIDRFor(nodes: number): string {
+  if (nodes <= 256) return DEFAULT_CLUSTER_CIDR;
+  if (nodes <= 1024) return '10.244.0.0/14';
+  return '10.224.0.0/12';
 }
 
 /** Parses `kcm up` flags; throws FlagError (or UnknownControllerError) with the one-line message. */
@@ -185,6 +202,9 @@ export function parseUpFlags(args: readonly string[]): UpOptions {
   const changed = new Set([...flags.changed].filter((n) => n in controllerManagerFlags)) as Set<keyof ControllerManagerFlags & string>;
   const cmParsed: ParsedFlags<ControllerManagerFlags> = { values: cmValues as ControllerManagerFlagValues, changed, positional: [], help: false };
   applyConfigFile(cmParsed);
+  if (!cmParsed.changed.has('cluster-cidr') && cmParsed.values['cluster-cidr'] === DEFAULT_CLUSTER_CIDR) {
+    (cmParsed.values as { 'cluster-cidr': string })['cluster-cidr'] = clusterCIDRFor(flags.values.nodes);
+  }
   validateFlags(cmParsed.values);
   const controllers = resolveEnabledControllers(cmParsed.values.controllers);
   return { flags, cm: cmParsed.values, controllers };
