@@ -150,6 +150,29 @@ export function removePod(info: NodeInfo, pod: Pod): boolean {
   return true;
 }
 
+/** Same namespace, labels and terminating state: the pod counts for the same selectors. */
+function countsAlike(a: Pod, b: Pod): boolean {
+  if ((a.metadata?.namespace ?? '') !== (b.metadata?.namespace ?? '') || !a.metadata?.deletionTimestamp !== !b.metadata?.deletionTimestamp) return false;
+  const x = a.metadata?.labels ?? {};
+  const y = b.metadata?.labels ?? {};
+  const kx = Object.keys(x);
+  if (kx.length !== Object.keys(y).length) return false;
+  for (const k of kx) if (x[k] !== y[k]) return false;
+  return true;
+}
+
+/**
+ * Replaces a pod already on the node by its newer version (addPod after removePod), keeping the
+ * matching-pod counts when namespace, labels and terminating state are unchanged: a status update
+ * (most updates of a running pod) leaves every count as it was.
+ */
+export function replacePod(info: NodeInfo, p: PodInfo): void {
+  const prev = info.pods.get(podKey(p.pod));
+  const memo = prev !== undefined && countsAlike(prev.pod, p.pod) ? info.matchCounts : undefined;
+  addPod(info, p);
+  info.matchCounts = memo;
+}
+
 /** An independent copy (pods shared, aggregates copied), for dry runs that add or remove pods. */
 export function cloneNodeInfo(info: NodeInfo): NodeInfo {
   return {

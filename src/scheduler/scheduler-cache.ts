@@ -9,7 +9,7 @@
  */
 import type { Node, Pod } from 'kubernetes-types/core/v1.js';
 import { newSnapshot, type Snapshot } from './framework.js';
-import { addPod, newNodeInfo, newPodInfo, podKey, removePod, setNode, type NodeInfo } from './node-info.js';
+import { addPod, newNodeInfo, newPodInfo, podKey, removePod, replacePod, setNode, type NodeInfo } from './node-info.js';
 
 export interface SchedulerCache {
   addNode(node: Node): void;
@@ -26,7 +26,10 @@ export interface SchedulerCache {
   /** Undoes assumePod (binding failed). */
   forgetPod(pod: Pod): void;
   isAssumed(pod: Pod): boolean;
-  /** The nodes as the plugins see them. Valid until the cache next changes. */
+  /**
+   * The nodes as the plugins see them: the cache's own NodeInfos (pods placed later show in them), in
+   * name order. A new Snapshot when nodes or the nodes with (anti-)affinity pods changed.
+   */
   snapshot(): Snapshot;
   nodeCount(): number;
   /** The node a known pod is on. */
@@ -38,6 +41,8 @@ class Cache implements SchedulerCache {
   /** pod key -> node name, for every pod in the cache */
   private readonly podStates = new Map<string, { node: string; assumed: boolean; bindingFinished: boolean }>();
   private cached: Snapshot | undefined;
+  /** Pods with (anti-)affinity came or went since the snapshot's lists of such nodes were made. */
+  private affinityStale = false;
 
   private info(name: string): NodeInfo {
     let n = this.nodes.get(name);
@@ -45,8 +50,18 @@ class Cache implements SchedulerCache {
     return n;
   }
 
+  /** The node set changed: the next snapshot sorts the nodes again. */
   private changed(): void {
     this.cached = undefined;
+  }
+
+  /**
+   * A node's pods changed. The snapshot's NodeInfos are the cache's own, so the node list stands; only
+   * the lists of nodes with (anti-)affinity pods may need making again. (Upstream's UpdateSnapshot
+   * likewise copies only the NodeInfos whose generation moved.)
+   */
+  private podsChanged(n: NodeInfo, affinity: number, antiAffinity: number): void {
+    if (n.podsWithAffinity !== affinity || n.podsWithRequiredAntiAffinity !== antiAffinity) this.affinityStale = true;
   }
 
   addNode(node: Node): void {
@@ -69,13 +84,18 @@ class Cache implements SchedulerCache {
   }
 
   private place(pod: Pod, node: string): void {
-    addPod(this.info(node), newPodInfo(pod));
+    const n = this.info(node);
+    const [a, anti] = [n.podsWithAffinity, n.podsWithRequiredAntiAffinity];
+    addPod(n, newPodInfo(pod));
+    this.podsChanged(n, a, anti);
   }
 
   private unplace(pod: Pod, node: string): void {
     const n = this.nodes.get(node);
     if (!n) return;
+    const [a, anti] = [n.podsWithAffinity, n.podsWithRequiredAntiAffinity];
     removePod(n, pod);
+    this.podsChanged(n, a, anti);
     if (!n.node && n.pods.size === 0) this.nodes.delete(node);
   }
 
@@ -83,13 +103,18 @@ class Cache implements SchedulerCache {
     const key = podKey(pod);
     const node = pod.spec?.nodeName ?? '';
     const state = this.podStates.get(key);
-    if (state) {
-      // Confirmation of an assumed pod (possibly on another node than assumed), or a re-add.
-      this.unplace(pod, state.node);
+    const n = state?.node === node ? this.nodes.get(node) : undefined;
+    if (n !== undefined && n.pods.has(key)) {
+      // An update on the same node (or the confirmation of a pod assumed there).
+      const [a, anti] = [n.podsWithAffinity, n.podsWithRequiredAntiAffinity];
+      replacePod(n, newPodInfo(pod));
+      this.podsChanged(n, a, anti);
+    } else {
+      // Confirmation of a pod assumed on another node, or a re-add.
+      if (state) this.unplace(pod, state.node);
+      this.place(pod, node);
     }
-    this.place(pod, node);
     this.podStates.set(key, { node, assumed: false, bindingFinished: false });
-    this.changed();
   }
 
   updatePod(_oldPod: Pod, newPod: Pod): void {
@@ -102,7 +127,6 @@ class Cache implements SchedulerCache {
     if (!state) return;
     this.unplace(pod, state.node);
     this.podStates.delete(key);
-    this.changed();
   }
 
   assumePod(pod: Pod): void {
@@ -111,7 +135,6 @@ class Cache implements SchedulerCache {
     const node = pod.spec?.nodeName ?? '';
     this.place(pod, node);
     this.podStates.set(key, { node, assumed: true, bindingFinished: false });
-    this.changed();
   }
 
   finishBinding(pod: Pod): void {
@@ -125,7 +148,6 @@ class Cache implements SchedulerCache {
     if (!state || !state.assumed) return;
     this.unplace(pod, state.node);
     this.podStates.delete(key);
-    this.changed();
   }
 
   isAssumed(pod: Pod): boolean {
@@ -145,7 +167,8 @@ class Cache implements SchedulerCache {
         return x < y ? -1 : x > y ? 1 : 0;
       });
       this.cached = newSnapshot(nodes);
-    }
+    } else if (this.affinityStale) this.cached = newSnapshot(this.cached.nodes);
+    this.affinityStale = false;
     return this.cached;
   }
 
