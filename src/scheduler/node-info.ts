@@ -12,6 +12,7 @@ import {
   type AffinityTerm,
   type WeightedAffinityTerm,
 } from './affinity-terms.js';
+import type { Selector } from '../api/labels-selector.js';
 import { addResource, cloneResource, emptyResource, nodeAllocatable, podRequests, subtractResource, type Resource } from './resources.js';
 
 export interface PodInfo {
@@ -83,11 +84,28 @@ export interface NodeInfo {
   podsWithAffinity: number;
   podsWithRequiredAntiAffinity: number;
   /**
-   * Memo of matching-pod counts (namespace and selector as key) for the
-   * spreading plugins, dropped whenever a pod is added or removed: between
-   * two scheduling cycles only the node the last pod went to changes.
+   * Matching-pod counts (namespace and selector as key) for the spreading
+   * plugins, kept up to date as pods come and go: a count is made once per
+   * node and selector, not once per scheduling cycle.
    */
-  matchCounts?: Map<string, number> | undefined;
+  matchCounts?: Map<string, MatchCount> | undefined;
+}
+
+/** The pods of a node in `namespace` matching `selector`, terminating ones left out. */
+export interface MatchCount {
+  readonly selector: Selector;
+  readonly namespace: string;
+  n: number;
+}
+
+/** Whether the pod counts towards a MatchCount. */
+export function countsTowards(pod: Pod, m: MatchCount): boolean {
+  return !pod.metadata?.deletionTimestamp && (pod.metadata?.namespace ?? 'default') === m.namespace && m.selector.matches(pod.metadata?.labels ?? {});
+}
+
+function adjustCounts(info: NodeInfo, pod: Pod, delta: 1 | -1): void {
+  if (info.matchCounts === undefined) return;
+  for (const m of info.matchCounts.values()) if (countsTowards(pod, m)) m.n += delta;
 }
 
 export function newNodeInfo(node?: Node): NodeInfo {
@@ -124,7 +142,7 @@ export function addPod(info: NodeInfo, p: PodInfo): void {
   const key = podKey(p.pod);
   if (info.pods.has(key)) removePod(info, p.pod);
   info.pods.set(key, p);
-  info.matchCounts = undefined;
+  adjustCounts(info, p.pod, 1);
   addResource(info.requested, p.requests);
   addResource(info.nonZeroRequested, p.nonZeroRequests);
   info.usedPorts.push(...podHostPorts(p.pod));
@@ -138,7 +156,7 @@ export function removePod(info: NodeInfo, pod: Pod): boolean {
   const p = info.pods.get(key);
   if (!p) return false;
   info.pods.delete(key);
-  info.matchCounts = undefined;
+  adjustCounts(info, p.pod, -1);
   subtractResource(info.requested, p.requests);
   subtractResource(info.nonZeroRequested, p.nonZeroRequests);
   for (const hp of podHostPorts(p.pod)) {
@@ -162,15 +180,17 @@ function countsAlike(a: Pod, b: Pod): boolean {
 }
 
 /**
- * Replaces a pod already on the node by its newer version (addPod after removePod), keeping the
- * matching-pod counts when namespace, labels and terminating state are unchanged: a status update
- * (most updates of a running pod) leaves every count as it was.
+ * Replaces a pod already on the node by its newer version (addPod after removePod), leaving the
+ * matching-pod counts alone when namespace, labels and terminating state are unchanged: a status
+ * update (most updates of a running pod) changes no count.
  */
 export function replacePod(info: NodeInfo, p: PodInfo): void {
   const prev = info.pods.get(podKey(p.pod));
-  const memo = prev !== undefined && countsAlike(prev.pod, p.pod) ? info.matchCounts : undefined;
+  if (prev === undefined || !countsAlike(prev.pod, p.pod)) return addPod(info, p);
+  const counts = info.matchCounts;
+  info.matchCounts = undefined;
   addPod(info, p);
-  info.matchCounts = memo;
+  info.matchCounts = counts;
 }
 
 /** An independent copy (pods shared, aggregates copied), for dry runs that add or remove pods. */

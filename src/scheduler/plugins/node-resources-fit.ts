@@ -17,12 +17,17 @@ export interface InsufficientResource {
 }
 
 /** fitsRequest: every shortage of `node` for a pod requesting `req`, in upstream's order. */
+function anyNonZero(m: ReadonlyMap<string, number>): boolean {
+  for (const v of m.values()) if (v !== 0) return true;
+  return false;
+}
+
 export function insufficientResources(req: Resource, node: NodeInfo): InsufficientResource[] {
   const out: InsufficientResource[] = [];
   if (node.pods.size + 1 > node.allowedPods) {
     out.push({ resource: 'pods', reason: 'Too many pods', requested: 1, used: node.pods.size, capacity: node.allowedPods });
   }
-  if (req.milliCPU === 0 && req.memory === 0 && req.ephemeralStorage === 0 && ![...req.scalar.values()].some((v) => v !== 0)) return out;
+  if (req.milliCPU === 0 && req.memory === 0 && req.ephemeralStorage === 0 && !anyNonZero(req.scalar)) return out;
   const check = (name: string, want: number) => {
     if (want <= 0) return;
     const cap = resourceAmount(node.allocatable, name);
@@ -32,7 +37,7 @@ export function insufficientResources(req: Resource, node: NodeInfo): Insufficie
   check('cpu', req.milliCPU);
   check('memory', req.memory);
   check('ephemeral-storage', req.ephemeralStorage);
-  for (const [name, v] of [...req.scalar.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) check(name, v);
+  if (req.scalar.size > 0) for (const [name, v] of [...req.scalar.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) check(name, v);
   return out;
 }
 

@@ -8,7 +8,7 @@
 import type { Node, Pod, TopologySpreadConstraint } from 'kubernetes-types/core/v1.js';
 import { matchesNothing, nothing, selectorFromLabelSelector, type LabelSelectorValue, type Selector } from '../../api/labels.js';
 import { MAX_NODE_SCORE, unresolvable, unschedulable, type CycleContext, type FilterPlugin, type ScorePlugin } from '../framework.js';
-import type { NodeInfo, PodInfo } from '../node-info.js';
+import { countsTowards, type MatchCount, type NodeInfo, type PodInfo } from '../node-info.js';
 import { podHasNodeSelectorOrAffinity, podMatchesNodeSelectorAndAffinity } from '../node-selector.js';
 import { doNotScheduleTaint, findUntoleratedTaint } from '../../api/taints.js';
 
@@ -95,22 +95,22 @@ export function matchMemoKey(selector: Selector, namespace: string): string {
   return `${namespace}\u0000${selectorKey(selector)}`;
 }
 
+/** Selectors counted per node at most; past it a node's counts start again (they are kept current on every pod change). */
+const MAX_COUNTS_PER_NODE = 64;
+
 /**
- * Pods on the node in the pod's namespace matching the selector, ignoring terminating ones. Memoized on
- * the NodeInfo until its pods change: a ReplicaSet's pods share one selector, so after the first cycle
- * each cycle counts afresh only on the node the previous pod was placed on.
+ * Pods on the node in the pod's namespace matching the selector, ignoring terminating ones. Counted once
+ * per node and selector, then kept current by addPod and removePod (a ReplicaSet's pods share one
+ * selector: each cycle reads the count of every node instead of walking their pods).
  */
 export function countMatchingPods(info: NodeInfo, selector: Selector, namespace: string, key = matchMemoKey(selector, namespace)): number {
-  const memo = info.matchCounts?.get(key);
-  if (memo !== undefined) return memo;
-  let n = 0;
-  for (const p of info.pods.values()) {
-    if (p.pod.metadata?.deletionTimestamp) continue;
-    if ((p.pod.metadata?.namespace ?? 'default') !== namespace) continue;
-    if (selector.matches(p.pod.metadata?.labels ?? {})) n++;
-  }
-  (info.matchCounts ??= new Map()).set(key, n);
-  return n;
+  const known = info.matchCounts?.get(key);
+  if (known !== undefined) return known.n;
+  const m: MatchCount = { selector, namespace, n: 0 };
+  for (const p of info.pods.values()) if (countsTowards(p.pod, m)) m.n++;
+  if (info.matchCounts === undefined || info.matchCounts.size >= MAX_COUNTS_PER_NODE) info.matchCounts = new Map();
+  info.matchCounts.set(key, m);
+  return m.n;
 }
 
 function pairKey(key: string, value: string): string {
