@@ -422,6 +422,23 @@ describe('default scheduler', () => {
     await env2.stop();
   });
 
+  it('gives the event loop a turn between scheduling cycles, so a full queue does not hold everything else back', async () => {
+    const env = await start((f) => f.seed(GVR.nodes, node('n', { pods: '100' })));
+    env.fake.seed(GVR.pods, ...Array.from({ length: 8 }, (_, i) => pod(`p${i}`)));
+    const bindings = () => env.fake.actions().filter((a) => a.subresource === 'binding').length;
+    const perTurn: number[] = [];
+    for (let turn = 0, before = 0; turn < 60 && before < 8; turn++) {
+      await flushMicrotasks();
+      const now = bindings();
+      if (now > before) perTurn.push(now - before);
+      before = now;
+    }
+    assert.equal(perTurn.reduce((a, b) => a + b, 0), 8, 'every pod is bound');
+    assert.ok(Math.max(...perTurn) <= 2, `at most a cycle or two per turn of the event loop, got ${perTurn.join(',')}`);
+    await env.sched.waitForBindings();
+    await env.stop();
+  });
+
   it('serves several profiles: each schedulerName with its own plugins and events; other names are left alone', async () => {
     const config = parseSchedulerConfiguration(`apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration

@@ -350,6 +350,11 @@ class DefaultScheduler implements Scheduler {
     try {
       while (!signal.aborted) {
         if (!(await this.scheduleOne(signal))) break;
+        // A queued pod pops at once, so cycles would follow each other in microtasks and keep I/O,
+        // timers and everything else sharing the thread (watch events, bindings' answers, Lease
+        // renewals, in kcm up the simulated kubelets) waiting until the queue is empty. Upstream's
+        // scheduling goroutine shares the CPU with the rest; here each cycle gives the event loop a turn.
+        await new Promise<void>((resolve) => setImmediate(resolve));
       }
     } finally {
       this.running = false;
