@@ -4,7 +4,8 @@
  * controller side in a child process), then Deployments of 1,000 replicas
  * (nginx, no requests) until P pods are available. Per step: time for the
  * nodes to be Ready, time from the first Deployment to every pod available,
- * peak RSS and CPU of each process and per pod, and, once settled, the API
+ * peak RSS and CPU of each process and per pod, and, once settled (the
+ * backlog of Events and status writes drained, up to 3 minutes), the API
  * requests per second the idle cluster costs (node heartbeats: Lease
  * renewals and status posts) with the API server's CPU meanwhile.
  *
@@ -97,8 +98,19 @@ async function step(nodes: number, pods: number): Promise<string[]> {
     const availableS = (performance.now() - t1) / 1000;
     const [apiCpu, sideCpu] = [cpuSeconds(apiPid) - api0, cpuSeconds(sidePid) - side0];
     const [apiRss, sideRss] = [peakRssMB(apiPid), peakRssMB(sidePid)];
-    // Idle: let the last status writes settle, then count what heartbeats cost.
-    await new Promise((r) => setTimeout(r, 10_000));
+    // Idle: wait for the backlog (Events, status writes) to drain, then count what heartbeats cost.
+    // Settled = a 5 s window with fewer requests than twice the nodes' Lease renewals (one per node every
+    // 10 s), or 3 minutes.
+    const settleStart = performance.now();
+    for (let prev = await requestsByResource(kcm); performance.now() - settleStart < 180_000; ) {
+      await new Promise((r) => setTimeout(r, 5000));
+      const cur = await requestsByResource(kcm);
+      let n = 0;
+      for (const [k, v] of cur) n += v - (prev.get(k) ?? 0);
+      prev = cur;
+      if (n / 5 < Math.max(2, (2 * nodes) / 10)) break;
+    }
+    const settleS = (performance.now() - settleStart) / 1000;
     const [r0, c0] = [await requestsByResource(kcm), cpuSeconds(apiPid)];
     await new Promise((r) => setTimeout(r, IDLE_SECONDS * 1000));
     const [r1, c1] = [await requestsByResource(kcm), cpuSeconds(apiPid)];
@@ -113,7 +125,7 @@ async function step(nodes: number, pods: number): Promise<string[]> {
       `${nodes} nodes, ${pods} pods: controller side restarted ${restarts} times${causes.length > 0 ? `: ${causes.join(' | ')}` : ''}`,
       `${nodes} nodes, ${pods} pods: nodes Ready ${nodesReadyS.toFixed(1)} s after start; all pods available ${availableS.toFixed(1)} s after the first Deployment`,
       `${nodes} nodes, ${pods} pods: peak RSS API server ${apiRss.toFixed(0)} MB, controller side ${sideRss.toFixed(0)} MB, ${(apiRss + sideRss).toFixed(0)} MB in all (${perPodKB.toFixed(0)} KB per pod); CPU to converge API server ${apiCpu.toFixed(1)} s, controller side ${sideCpu.toFixed(1)} s`,
-      `${nodes} nodes, ${pods} pods, idle: ${rate().toFixed(1)} API requests/s (leases ${rate('leases').toFixed(1)}/s, nodes ${rate('nodes').toFixed(1)}/s), API server CPU ${((100 * (c1 - c0)) / IDLE_SECONDS).toFixed(1)} %`,
+      `${nodes} nodes, ${pods} pods, idle (settled ${settleS.toFixed(0)} s after convergence): ${rate().toFixed(1)} API requests/s (leases ${rate('leases').toFixed(1)}/s, nodes ${rate('nodes').toFixed(1)}/s), API server CPU ${((100 * (c1 - c0)) / IDLE_SECONDS).toFixed(1)} %`,
     ];
   } finally {
     await kcm.stop();
