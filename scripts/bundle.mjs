@@ -8,10 +8,9 @@
  *
  * Then it builds the dashboard page (web/dashboard/build.mjs) into dist/web/dashboard.
  *
- * Entries: the command (kcm.js), kcm up's controller side
+ * Entries: the command (kcm.js) and kcm up's controller side
  * (controller-side-main.js, which supervisor.ts forks from beside itself:
- * every output file sits in dist/bundle) and its simulated kubelets' thread
- * (nodes-worker.js, which controller-side.ts starts from beside itself). Controller modules stay lazy
+ * every output file sits in dist/bundle). Controller modules stay lazy
  * chunks (the registry imports them only when enabled). better-sqlite3 is
  * native and stays external. bin/kcm.js runs the bundle when it is at least
  * as new as dist/src (a `tsc` after it makes it stale, and dist/src is used).
@@ -32,7 +31,7 @@ const outdir = `${root}dist/bundle`;
 const result = await build({
   absWorkingDir: root,
   write: false,
-  entryPoints: { kcm: 'dist/src/cmd/kcm.js', 'controller-side-main': 'dist/src/up/controller-side-main.js', 'nodes-worker': 'dist/src/up/nodes-worker.js' },
+  entryPoints: { kcm: 'dist/src/cmd/kcm.js', 'controller-side-main': 'dist/src/up/controller-side-main.js' },
   outdir,
   bundle: true,
   splitting: true,

@@ -10,8 +10,6 @@ import { setMaxListeners } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
 import { newKubeClient, type KubeClient } from '../client/client.js';
 import { loadKubeconfig } from '../client/kubeconfig.js';
 import { leaderElectionRestConfig, viaUnixSocket, type RestConfig } from '../client/rest-config.js';
@@ -29,8 +27,7 @@ import { newSharedInformerFactory } from '../tools/cache/factory.js';
 import { newEventBroadcaster } from '../tools/record/index.js';
 import { newLeaderElector } from '../tools/leaderelection/index.js';
 import { realClock } from '../util/clock/clock.js';
-import { newLogger, setLogFormat, setVerbosity, type Logger } from '../util/log/logger.js';
-import type { NodesWorkerConfig, NodesWorkerMessage } from './nodes-worker.js';
+import { newLogger, setLogFormat, setVerbosity } from '../util/log/logger.js';
 
 export interface ControllerSideConfig {
   dataDir: string;
@@ -45,8 +42,6 @@ export interface ControllerSideConfig {
   cmSecurePort: number;
   cmBindAddress: string;
   nodes: number;
-  /** The simulated kubelets run in a worker thread of their own (nodes-worker.ts), with their own informers. */
-  nodesThread?: boolean;
   /** Simulated kubelets stop deleted pods gracefully (default true). */
   gracefulShutdown?: boolean;
   /** Images the simulated nodes fail to pull (--unpullable-images, --pullable-images). */
@@ -73,24 +68,6 @@ export type ControllerSideMessage =
   | { type: 'scheduler-started' }
   | { type: 'nodes-started'; names: string[] }
   | { type: 'stopped'; code: number };
-
-/** The simulated kubelets in a worker thread (nodes-worker.js, beside this module in dist/src and in the bundle); resolves when it has stopped. */
-function runNodesThread(cfg: NodesWorkerConfig, signal: AbortSignal, send: (m: ControllerSideMessage) => void, log: Logger): Promise<void> {
-  const worker = new Worker(fileURLToPath(new URL('./nodes-worker.js', import.meta.url)), { workerData: cfg });
-  const onAbort = () => worker.postMessage({ type: 'stop' });
-  signal.addEventListener('abort', onAbort, { once: true });
-  return new Promise((resolve) => {
-    worker.on('message', (m: NodesWorkerMessage) => {
-      if (m.type === 'nodes-started') send({ type: 'nodes-started', names: m.names });
-      else if (m.type === 'stopped' && m.error) log.error(m.error, 'simulated nodes stopped with an error');
-    });
-    worker.on('error', (err) => log.error(err, 'simulated nodes thread failed'));
-    worker.on('exit', () => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    });
-  });
-}
 
 function readOptional(path: string): string | undefined {
   try {
@@ -160,8 +137,7 @@ export async function runControllerSide(cfg: ControllerSideConfig, signal: Abort
 
   // The scheduler and the simulated kubelets read the same objects (pods above all): one set of
   // informers for both, through the nodes' client, so each pod is cached and decoded once rather than twice.
-  // Unless the kubelets have a thread of their own (a large cluster): then they have their own informers.
-  const nodesClient = cfg.nodes > 0 && !cfg.nodesThread ? newKubeClient({ ...base, qps: 0, burst: 0, userAgent: 'kcm-nodes/v0.1.0' }, { logger: newLogger('nodes') }) : undefined;
+  const nodesClient = cfg.nodes > 0 ? newKubeClient({ ...base, qps: 0, burst: 0, userAgent: 'kcm-nodes/v0.1.0' }, { logger: newLogger('nodes') }) : undefined;
   if (nodesClient) clients.push(nodesClient);
   const sharedInformers = nodesClient ? newSharedInformerFactory(nodesClient, { clock: realClock, logger: newLogger('informers') }) : undefined;
 
@@ -220,21 +196,6 @@ export async function runControllerSide(cfg: ControllerSideConfig, signal: Abort
     const sim = newNodeSimulator({ client: nodesClient, informers: sharedInformers, count: cfg.nodes, clock: realClock, logger: newLogger('nodes'), taints: cloudTaints, gracefulShutdown: cfg.gracefulShutdown ?? true, ...(cfg.imagePullRule ? { imagePullRule: cfg.imagePullRule } : {}), kubeletServer: cfg.kubeletToken ? { token: cfg.kubeletToken } : {} });
     send({ type: 'nodes-started', names: [...sim.nodeNames] });
     parts.push(sim.run(stopAll.signal).catch((err: unknown) => log.error(err, 'simulated nodes stopped with an error')));
-  }
-
-  if (cfg.nodes > 0 && cfg.nodesThread) {
-    const nodesCfg: NodesWorkerConfig = {
-      kubeconfigPath: cfg.kubeconfigPath,
-      ...(cfg.apiSocketPath ? { apiSocketPath: cfg.apiSocketPath } : {}),
-      nodes: cfg.nodes,
-      taints: cloudTaints,
-      gracefulShutdown: cfg.gracefulShutdown ?? true,
-      ...(cfg.imagePullRule ? { imagePullRule: cfg.imagePullRule } : {}),
-      ...(cfg.kubeletToken ? { kubeletToken: cfg.kubeletToken } : {}),
-      verbosity: cfg.verbosity,
-      loggingFormat: cfg.loggingFormat,
-    };
-    parts.push(runNodesThread(nodesCfg, stopAll.signal, send, log));
   }
 
   if (cfg.localPathProvisioner) {

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FlagError } from '../cmd/flags.js';
-import { nodesThread, NODES_THREAD_FROM, parseUpFlags } from './options.js';
+import { parseUpFlags } from './options.js';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,16 +27,6 @@ describe('kcm up flags', () => {
     assert.equal(parseUpFlags(['--nodes', '1000']).cm['cluster-cidr'], '10.244.0.0/14');
     assert.equal(parseUpFlags(['--nodes', '3000']).cm['cluster-cidr'], '10.224.0.0/12');
     assert.equal(parseUpFlags(['--nodes', '1000', '--cluster-cidr', '10.244.0.0/16']).cm['cluster-cidr'], '10.244.0.0/16');
-  });
-
-  it('gives the simulated kubelets a thread of their own from NODES_THREAD_FROM nodes on, or as --nodes-thread says', () => {
-    assert.equal(parseUpFlags([]).flags.values['nodes-thread'], 'auto');
-    assert.equal(nodesThread('auto', 3), false);
-    assert.equal(nodesThread('auto', NODES_THREAD_FROM), true);
-    assert.equal(nodesThread('true', 1), true);
-    assert.equal(nodesThread('true', 0), false, 'no nodes, no thread');
-    assert.equal(nodesThread('false', 1000), false);
-    assert.throws(() => parseUpFlags(['--nodes-thread=maybe']), FlagError);
   });
 
   it('refuses a negative scheduler QPS with a flag error', () => {

@@ -35,25 +35,10 @@ function inSection<S extends FlagSpec>(spec: S, section: string): S {
 
 const { 'authentication-kubeconfig': _ak2, 'authorization-kubeconfig': _zk2, ...cmAuthFlags } = delegatedAuthFlags;
 
-/** From this many simulated nodes on, --nodes-thread=auto gives the kubelets a thread of their own. */
-export const NODES_THREAD_FROM = 50;
-
-/** Whether the simulated kubelets get a thread of their own (--nodes-thread). */
-export function nodesThread(setting: string, nodes: number): boolean {
-  return nodes > 0 && (setting === 'true' || (setting === 'auto' && nodes >= NODES_THREAD_FROM));
-}
-
 const ownFlags = {
   'data-dir': { type: 'string', default: './.kcm', usage: 'Directory for the cluster state (database, certificates, service-account key, admin kubeconfig); reused on restart.', section: 'kcm up' },
   storage: { type: 'string', default: 'sqlite', oneOf: ['sqlite', 'memory'], usage: 'Storage backend: "sqlite" (durable, in <data-dir>/db) or "memory" (lost on exit).', section: 'kcm up' },
   nodes: { type: 'int', default: 3, usage: 'Number of simulated nodes (kcm-node-0 ...). 0 runs none.', section: 'kcm up' },
-  'nodes-thread': {
-    type: 'string',
-    default: 'auto',
-    oneOf: ['auto', 'true', 'false'],
-    usage: `Run the simulated kubelets in a thread of their own, with their own informers ("auto": from ${NODES_THREAD_FROM} --nodes on; below that they share the scheduler's informers and thread, which starts faster and uses less memory).`,
-    section: 'kcm up',
-  },
   'graceful-shutdown': {
     type: 'bool',
     default: true,

@@ -16,7 +16,7 @@ import { newKubeClient, type KubeClient } from '../client/client.js';
 import { newRestConfig, viaUnixSocket } from '../client/rest-config.js';
 import { newLogger, setLogFormat, setVerbosity, type Logger } from '../util/log/logger.js';
 import type { ControllerSideConfig, ControllerSideMessage } from './controller-side.js';
-import { nodesThread, type UpOptions } from './options.js';
+import type { UpOptions } from './options.js';
 import type { RunningDashboard } from '../dashboard/server.js';
 import { ensureServiceAccountKey } from './sa-key.js';
 import { ensureDefaultStorageClass } from './storage.js';
@@ -144,7 +144,6 @@ export async function runUp(o: UpOptions, startedAt: number, signal: AbortSignal
     cmSecurePort: v['controller-manager-secure-port'],
     cmBindAddress: v['controller-manager-bind-address'],
     nodes: v.nodes,
-    nodesThread: nodesThread(v['nodes-thread'], v.nodes),
     gracefulShutdown: v['graceful-shutdown'],
     imagePullRule: { unpullable: [...v['unpullable-images']], pullable: [...v['pullable-images']] },
     scheduler: v.scheduler,

@@ -164,29 +164,3 @@ describe('kcm up command', () => {
     }
   });
 });
-
-describe('kcm up --nodes-thread=true (the simulated kubelets in a thread of their own, as on a large cluster)', () => {
-  let kcm: KcmProcess;
-  before(async () => {
-    kcm = await startKcm('up', ['--controller-manager-secure-port', '0', '--nodes', '2', '--nodes-thread=true', '--dashboard-port', '0']);
-    await waitFor(() => /kcm up: ready in \d+ ms \(2 nodes/.test(kcm.stdout()), 20_000, `kcm up to report ready (stdout: ${kcm.stdout()})`);
-  });
-  after(async () => {
-    await kcm?.stop();
-  });
-
-  it('runs pods to Ready, answers exec through the kubelet endpoint, deletes them, and stops cleanly', async () => {
-    await kcm.kubectlOk(['create', 'deployment', 'threaded', '--image=nginx', '--replicas=2']);
-    const running = await waitFor(async () => {
-      const ps = await pods(kcm, 'app=threaded');
-      return ps.length === 2 && ps.every(ready) ? ps : undefined;
-    }, 30_000, 'two Running and Ready pods');
-    assert.deepEqual(running.map((p) => p.spec.nodeName).sort(), ['kcm-node-0', 'kcm-node-1']);
-    assert.equal((await kcm.kubectlOk(['exec', running[0]!.metadata.name, '--', 'cat', '/etc/hostname'])).trim(), running[0]!.metadata.name);
-    await kcm.kubectlOk(['delete', 'deployment', 'threaded']);
-    await waitFor(async () => (await pods(kcm, 'app=threaded')).length === 0, 30_000, 'the pods gone');
-    kcm.child.kill('SIGTERM');
-    const exit = await kcm.exited;
-    assert.equal(exit.code, 0, kcm.stderr().slice(-2000));
-  });
-});
