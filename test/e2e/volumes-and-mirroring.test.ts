@@ -30,8 +30,15 @@ const pv = (name: string, size: string) => ({
 
 describe('persistent volumes and endpointslice mirroring with kubectl', { timeout: 120_000 }, () => {
   it('binds a claim to the smallest fitting volume and releases it when the claim is deleted', async () => {
+    // The volumes first, until the controller has seen both (it makes them Available): the claim and the
+    // volumes come through different watches, so a claim created right behind them may be synced before the
+    // controller's volume cache holds the small one, and bind to the big one (upstream's binder as well).
+    await kcm.kubectlOk(['apply', '-f', '-'], { input: docs(pv('e2e-big', '10Gi'), pv('e2e-small', '2Gi')) });
+    for (const name of ['e2e-big', 'e2e-small']) {
+      await waitFor(async () => (await getJson<{ status?: { phase?: string } }>(['get', 'pv', name])).status?.phase === 'Available' || undefined, 30_000, `volume ${name} Available`);
+    }
     await kcm.kubectlOk(['apply', '-f', '-'], {
-      input: docs(pv('e2e-big', '10Gi'), pv('e2e-small', '2Gi'), {
+      input: docs({
         apiVersion: 'v1',
         kind: 'PersistentVolumeClaim',
         metadata: { name: 'data' },
