@@ -5,7 +5,7 @@
  * /debug/controllers, or any kube-controller-manager's /metrics). Runs until
  * SIGTERM or SIGINT.
  *
- *   kcm dashboard [--kubeconfig PATH] [--port 8081] [--controller-manager-url https://127.0.0.1:10257]
+ *   kcm dashboard [--kubeconfig PATH] [--port 8070] [--controller-manager-url https://127.0.0.1:10257]
  */
 import { newKubeClient } from '../client/client.js';
 import { loadKubeconfig } from '../client/kubeconfig.js';
@@ -13,7 +13,8 @@ import { startDashboard } from '../dashboard/server.js';
 import { onTerminationSignal, parseCommandLine, setUpLogging } from './common.js';
 import { loggingFlags, type FlagSpec } from './flags.js';
 
-export const DEFAULT_DASHBOARD_PORT = 8081;
+/** Not 8081: that is the health probe port operators (controller-runtime, kcm/runtime) listen on while developed against kcm up. */
+export const DEFAULT_DASHBOARD_PORT = 8070;
 
 export const dashboardFlags = {
   kubeconfig: { type: 'string', default: '', usage: 'Path to a kubeconfig file (default: $KUBECONFIG or ~/.kube/config). Its credentials read the cluster (and its bearer token, if it has one, also signs a browser in).', section: 'Generic' },

@@ -106,7 +106,7 @@ const ownFlags = {
   'controller-manager-bind-address': { type: 'string', default: '127.0.0.1', typeName: 'ip', usage: "The IP address the controller manager's endpoints listen on.", section: 'Controller manager serving' },
   'dashboard-port': {
     type: 'int',
-    default: 8081,
+    default: 8070,
     usage: 'The port of the live web view of the control loops (controllers and their queues, owner trees, timelines, nodes), on 127.0.0.1; its sign-in URL is printed at start. If the port is taken a free one is used. 0 disables it.',
     section: 'kcm up',
   },

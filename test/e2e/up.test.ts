@@ -40,7 +40,7 @@ describe('kcm up', () => {
 
   it('prints the kubeconfig with a kubectl hint and gets ready with 3 Ready nodes', async () => {
     assert.match(kcm.stdout(), /export KUBECONFIG=.*kubeconfig; kubectl get nodes/);
-    // The dashboard's sign-in URL, on loopback (8081, or a free port when another kcm up has it).
+    // The dashboard's sign-in URL, on loopback (8070, or a free port when another kcm up has it).
     assert.match(kcm.stdout(), /^Dashboard: http:\/\/127\.0\.0\.1:\d+\/login\?token=[\w-]+$/m);
     const nodes = JSON.parse(await kcm.kubectlOk(['get', 'nodes', '-o', 'json'])) as { items: { metadata: { name: string } }[] };
     assert.deepEqual(nodes.items.map((n) => n.metadata.name).sort(), ['kcm-node-0', 'kcm-node-1', 'kcm-node-2']);
