@@ -66,15 +66,15 @@ export function nodeSelectorTermsMatch(terms: readonly NodeSelectorTerm[], node:
   return terms.some((t) => nodeSelectorTermMatches(t, node));
 }
 
-/**
- * GetRequiredNodeAffinity(pod).Match(node): spec.nodeSelector (every label
- * equal) and the required node affinity terms.
- */
 /** Whether podMatchesNodeSelectorAndAffinity can be false on some node: the pod has a nodeSelector or required node affinity. */
 export function podHasNodeSelectorOrAffinity(pod: Pod): boolean {
   return Object.keys(pod.spec?.nodeSelector ?? {}).length > 0 || pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution !== undefined;
 }
 
+/**
+ * GetRequiredNodeAffinity(pod).Match(node): spec.nodeSelector (every label
+ * equal) and the required node affinity terms.
+ */
 export function podMatchesNodeSelectorAndAffinity(pod: Pod, node: Node): boolean {
   const labels = node.metadata?.labels ?? {};
   for (const [k, v] of Object.entries(pod.spec?.nodeSelector ?? {})) {

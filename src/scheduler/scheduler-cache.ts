@@ -56,11 +56,13 @@ class Cache implements SchedulerCache {
   }
 
   /**
-   * A node's pods changed. The snapshot's NodeInfos are the cache's own, so the node list stands; only
+   * Changes a node's pods. The snapshot's NodeInfos are the cache's own, so the node list stands; only
    * the lists of nodes with (anti-)affinity pods may need making again. (Upstream's UpdateSnapshot
    * likewise copies only the NodeInfos whose generation moved.)
    */
-  private podsChanged(n: NodeInfo, affinity: number, antiAffinity: number): void {
+  private changePods(n: NodeInfo, change: () => void): void {
+    const [affinity, antiAffinity] = [n.podsWithAffinity, n.podsWithRequiredAntiAffinity];
+    change();
     if (n.podsWithAffinity !== affinity || n.podsWithRequiredAntiAffinity !== antiAffinity) this.affinityStale = true;
   }
 
@@ -85,17 +87,13 @@ class Cache implements SchedulerCache {
 
   private place(pod: Pod, node: string): void {
     const n = this.info(node);
-    const [a, anti] = [n.podsWithAffinity, n.podsWithRequiredAntiAffinity];
-    addPod(n, newPodInfo(pod));
-    this.podsChanged(n, a, anti);
+    this.changePods(n, () => addPod(n, newPodInfo(pod)));
   }
 
   private unplace(pod: Pod, node: string): void {
     const n = this.nodes.get(node);
     if (!n) return;
-    const [a, anti] = [n.podsWithAffinity, n.podsWithRequiredAntiAffinity];
-    removePod(n, pod);
-    this.podsChanged(n, a, anti);
+    this.changePods(n, () => removePod(n, pod));
     if (!n.node && n.pods.size === 0) this.nodes.delete(node);
   }
 
@@ -106,9 +104,7 @@ class Cache implements SchedulerCache {
     const n = state?.node === node ? this.nodes.get(node) : undefined;
     if (n !== undefined && n.pods.has(key)) {
       // An update on the same node (or the confirmation of a pod assumed there).
-      const [a, anti] = [n.podsWithAffinity, n.podsWithRequiredAntiAffinity];
-      replacePod(n, newPodInfo(pod));
-      this.podsChanged(n, a, anti);
+      this.changePods(n, () => replacePod(n, newPodInfo(pod)));
     } else {
       // Confirmation of a pod assumed on another node, or a re-add.
       if (state) this.unplace(pod, state.node);

@@ -35,6 +35,8 @@ function inSection<S extends FlagSpec>(spec: S, section: string): S {
 
 const { 'authentication-kubeconfig': _ak2, 'authorization-kubeconfig': _zk2, ...cmAuthFlags } = delegatedAuthFlags;
 
+const DEFAULT_CLUSTER_CIDR = '10.244.0.0/16';
+
 const ownFlags = {
   'data-dir': { type: 'string', default: './.kcm', usage: 'Directory for the cluster state (database, certificates, service-account key, admin kubeconfig); reused on restart.', section: 'kcm up' },
   storage: { type: 'string', default: 'sqlite', oneOf: ['sqlite', 'memory'], usage: 'Storage backend: "sqlite" (durable, in <data-dir>/db) or "memory" (lost on exit).', section: 'kcm up' },
@@ -138,7 +140,7 @@ export const upFlags = {
   'allocate-node-cidrs': { ...controllerManagerFlags['allocate-node-cidrs'], default: true, usage: 'Give each node a spec.podCIDR from --cluster-cidr (on in kcm up, as kubeadm and kind set it up; the simulated nodes take pod IPs from it).' },
   'cluster-cidr': {
     ...controllerManagerFlags['cluster-cidr'],
-    default: '10.244.0.0/16',
+    default: DEFAULT_CLUSTER_CIDR,
     usage: 'CIDR range for pods in the cluster (kcm up default 10.244.0.0/16; with more than 256 --nodes, 10.244.0.0/14, and with more than 1,024, 10.224.0.0/12, so that each node has its /24).',
   },
   'service-cluster-ip-range': { ...controllerManagerFlags['service-cluster-ip-range'], default: '10.0.0.0/24', usage: 'CIDR range for Service cluster IPs (API server and controller manager).' },
@@ -158,8 +160,6 @@ export interface UpOptions {
   cm: ControllerManagerFlagValues;
   controllers: string[];
 }
-
-const DEFAULT_CLUSTER_CIDR = '10.244.0.0/16';
 
 /**
  * The default pod range for `nodes` nodes of a /24 each (node-cidr-mask-size's default): a /16 holds

@@ -112,7 +112,7 @@ class CachedStorage implements Storage {
       const objects = l.items.slice();
       if (this.objects.size > 0) {
         // a re-initialisation: keep the objects already decoded
-        const previous = new Map([...this.objects.entries()].map(([, o]) => [o.key, o]));
+        const previous = new Map(this.objects.entries());
         for (let i = 0; i < objects.length; i++) {
           const old = previous.get(objects[i]!.key);
           if (old !== undefined && old.revision === objects[i]!.revision) {

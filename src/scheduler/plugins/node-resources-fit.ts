@@ -16,12 +16,12 @@ export interface InsufficientResource {
   capacity: number;
 }
 
-/** fitsRequest: every shortage of `node` for a pod requesting `req`, in upstream's order. */
 function anyNonZero(m: ReadonlyMap<string, number>): boolean {
   for (const v of m.values()) if (v !== 0) return true;
   return false;
 }
 
+/** fitsRequest: every shortage of `node` for a pod requesting `req`, in upstream's order. */
 export function insufficientResources(req: Resource, node: NodeInfo): InsufficientResource[] {
   const out: InsufficientResource[] = [];
   if (node.pods.size + 1 > node.allowedPods) {

@@ -69,7 +69,7 @@ function labelValue(node: Node, key: string): string | undefined {
 }
 
 function hasLabel(node: Node, key: string): boolean {
-  return Object.prototype.hasOwnProperty.call(node.metadata?.labels ?? {}, key);
+  return labelValue(node, key) !== undefined;
 }
 
 function nodeHasAllKeys(node: Node, cs: readonly Constraint[]): boolean {
