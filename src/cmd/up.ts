@@ -16,15 +16,9 @@ export async function run(args: string[]): Promise<number> {
   const startedAt = Date.now();
   const help = args.includes('--help') || args.includes('-h');
   // The controller side's process is forked first, so that it loads its modules while this one loads the API server's
-  // (most of kcm up's start is reading and compiling modules, and there are two cores). Hence the imports below.
+  // (most of kcm up's start is reading and compiling modules, and there are two cores). Hence the import below.
   const preforked: PreforkedProcess | undefined = help || wantsThread(args) ? undefined : preforkControllerSide();
-  const [{ UnknownControllerError }, { parseUpFlags, upFlags }, { runUp }, { onTerminationSignal, reportFlagError }, { flagUsage }] = await Promise.all([
-    import('../controllers/registry.js'),
-    import('../up/options.js'),
-    import('../up/up.js'),
-    import('./common.js'),
-    import('./flags.js'),
-  ]);
+  const { UnknownControllerError, parseUpFlags, upFlags, runUp, onTerminationSignal, reportFlagError, flagUsage } = await import('../up/up-entry.js');
   if (help) {
     process.stdout.write(flagUsage(upFlags, 'kcm up [flags]', description));
     return 0;
