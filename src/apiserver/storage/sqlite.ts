@@ -17,20 +17,30 @@
  * `kv` stays the record, and after a crash (no image written at close) more
  * rows are replayed.
  *
- * Durability: WAL mode with synchronous=FULL, so a write whose promise has
- * resolved is on disk (the WAL is fsynced at commit) and survives kill -9 and
- * power loss. Group commit: every write issued before the next turn of the
- * event loop joins one transaction (one fsync); each write is checked against
- * the state left by the ones before it in the batch, and all promises settle
- * after the commit. Watch events are dispatched after the commit, before the
- * promises resolve, so a watcher has seen a write when its writer continues.
+ * Durability: a write whose promise has resolved is on disk and survives
+ * kill -9 and power loss. Group commit: every write issued before the next
+ * turn of the event loop joins one transaction; each write is checked against
+ * the state left by the ones before it in the batch. The WAL is then fsynced
+ * on libuv's thread pool, not by SQLite on this thread (better-sqlite3 is
+ * synchronous, and its fsync at every commit held the event loop: a tenth of
+ * the API server's thread under load): the connection runs with
+ * synchronous=NORMAL, which in WAL mode syncs at checkpoints (so they stay
+ * safe) but not at commits, and this backend fsyncs the WAL file itself.
+ * That is what synchronous=FULL does, off the thread: batches committed
+ * while an fsync runs share the next one. Only when the fsync that followed
+ * a batch's commit has returned are its watch events dispatched and its
+ * promises settled, events first, so a watcher has seen a write when its
+ * writer continues. Meanwhile the batch is the storage's state (later writes
+ * are checked against it; get and list see it), as a process's own reads
+ * see a commit under synchronous=NORMAL: a reader may see a write that an OS
+ * crash in that window (a few milliseconds) would lose, but no writer is
+ * told it is stored before it is.
  *
- * better-sqlite3 is synchronous: a commit blocks the event loop for one fsync.
  * Values are read per request (lists in batches) and decoded on first use of
  * `object`, deep-frozen (see stored-object.ts). `listLazy` (for the watch
  * cache's initial load) reads no values at all.
  */
-import { mkdirSync } from 'node:fs';
+import { closeSync, fsync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { KubeObject } from '../../api/types.js';
@@ -57,11 +67,14 @@ export interface SqliteStorageOptions {
   /** Database file name inside the directory. Default `kcm.db`. */
   fileName?: string;
   /**
-   * SQLite `synchronous` setting. Default FULL (acknowledged writes survive
-   * power loss). NORMAL in WAL mode survives a process kill but may lose the
-   * last commits on an OS crash or power loss.
+   * FULL (default): acknowledged writes survive power loss (the WAL is
+   * fsynced after each batch, off the event loop). NORMAL: SQLite's
+   * synchronous=NORMAL alone, which in WAL mode survives a process kill but
+   * may lose the last commits on an OS crash or power loss.
    */
   synchronous?: 'FULL' | 'NORMAL';
+  /** Tests: stands in for fs.fsync of the WAL. */
+  fsync?: (fd: number, done: (err: NodeJS.ErrnoException | null) => void) => void;
 }
 
 type Entry = KeyRevision<null>;
@@ -82,6 +95,13 @@ interface Applied {
   entry: Entry;
   json: string | null;
   prev: Entry | undefined;
+}
+
+/** A committed batch waiting for the fsync that makes it durable. */
+interface Committed {
+  events: StorageEvent[];
+  results: { op: WriteOp; value: StoredObject }[];
+  failed: { op: WriteOp; err: unknown }[];
 }
 
 /** Format of the index_image row this code writes and reads. */
@@ -132,6 +152,12 @@ class SqliteStorage implements Storage, LazyListSource {
   private latest = new Map<string, { revision: number; object: KubeObject }>();
   /** Revision and compaction of the stored index image (-1: none). */
   private imageAt = { revision: -1, compacted: -1 };
+  /** Batches committed since the running fsync started (synchronous FULL only). */
+  private unsynced: Committed[] = [];
+  /** The running fsync of the WAL, if any. */
+  private syncing: Promise<void> | undefined;
+  /** Descriptor of the WAL file, for fsync (opened at the first commit: SQLite creates the file). */
+  private walFd: number | undefined;
 
   private readonly stmtValue: Database.Statement<[number], string | null>;
   private readonly stmtInsert: Database.Statement<[number, string, number, number, number, string | null]>;
@@ -142,7 +168,12 @@ class SqliteStorage implements Storage, LazyListSource {
   /** Reads values for lazily decoded objects; throws Closed after close(). */
   private readonly reader: EncodedReader;
 
-  constructor(private readonly db: Database.Database) {
+  /** `fsyncWal`: fsync the WAL after each batch (synchronous FULL; the connection itself runs NORMAL). */
+  constructor(
+    private readonly db: Database.Database,
+    private readonly fsyncWal: boolean,
+    private readonly fsyncImpl: (fd: number, done: (err: NodeJS.ErrnoException | null) => void) => void = fsync,
+  ) {
     db.exec(`
       CREATE TABLE IF NOT EXISTS kv (
         mod_revision INTEGER PRIMARY KEY,
@@ -355,6 +386,8 @@ class SqliteStorage implements Storage, LazyListSource {
   async close(): Promise<void> {
     if (this.closed) return;
     if (this.queue.length > 0) this.flush();
+    while (this.syncing) await this.syncing;
+    if (this.closed) return;
     if (this.imageAt.revision !== this.rev || this.imageAt.compacted !== this.compacted) {
       try {
         this.db.transaction(() => this.writeImage(this.compacted))();
@@ -365,6 +398,7 @@ class SqliteStorage implements Storage, LazyListSource {
     this.closed = true;
     this.hub.closeAll(new StorageError('Closed', '', 'storage closed'));
     this.db.close();
+    if (this.walFd !== undefined) closeSync(this.walFd);
   }
 
   private enqueue(make: (done: Settle) => WriteOp): Promise<StoredObject> {
@@ -434,9 +468,10 @@ class SqliteStorage implements Storage, LazyListSource {
       for (const op of ops) op.done.reject(internal(op.key, 'write failed', err));
       return;
     }
-    // Committed: publish in revision order, then settle.
+    // Committed: the new state, then (once durable) publish in revision order and settle.
     const decoded = new Map<number, KubeObject>();
     const results: { op: WriteOp; value: StoredObject }[] = [];
+    const events: StorageEvent[] = [];
     for (const a of applied) {
       this.index.put(a.op.key, a.entry);
       this.rev = a.entry.revision;
@@ -453,11 +488,58 @@ class SqliteStorage implements Storage, LazyListSource {
         this.latest.delete(a.op.key);
         event = { type: 'DELETED', key: a.op.key, object, prevObject: prevObject!, revision: rev };
       }
-      this.hub.dispatch(event);
+      events.push(event);
       results.push({ op: a.op, value: { key: a.op.key, object: event.object, revision: rev } });
     }
-    for (const r of results) r.op.done.resolve(r.value);
-    for (const f of failed) f.op.done.reject(f.err);
+    const batch: Committed = { events, results, failed };
+    if (!this.fsyncWal || applied.length === 0) {
+      if (this.syncing) this.unsynced.push(batch);
+      else this.publish(batch);
+      return;
+    }
+    this.unsynced.push(batch);
+    this.startSync();
+  }
+
+  /** Fsyncs the WAL for every batch committed so far, then publishes them; again while more were committed meanwhile. */
+  private startSync(): void {
+    if (this.syncing || this.unsynced.length === 0) return;
+    const batches = this.unsynced;
+    this.unsynced = [];
+    let fd: number;
+    try {
+      fd = this.walFd ??= openSync(`${this.db.name}-wal`, 'r+');
+    } catch (err) {
+      this.synced(batches, err);
+      return;
+    }
+    this.syncing = new Promise<void>((resolve) => {
+      this.fsyncImpl(fd, (err) => {
+        this.syncing = undefined;
+        this.synced(batches, err);
+        resolve();
+        this.startSync();
+      });
+    });
+  }
+
+  private synced(batches: Committed[], err: unknown): void {
+    if (err) log.error(err, { batches: batches.length }, 'cannot fsync the write-ahead log; writes fail as not durable');
+    for (const b of batches) this.publish(b, err ? internal('', 'write committed but not made durable (fsync failed)', err) : undefined);
+  }
+
+  /**
+   * Dispatches a batch's events, then settles its writes. The events go out
+   * even when the fsync failed: they are the storage's state, which readers
+   * and watchers must agree on; the writers get `failure`.
+   */
+  private publish(batch: Committed, failure?: StorageError): void {
+    for (const e of batch.events) this.hub.dispatch(e);
+    for (const r of batch.results) {
+      if (failure) r.op.done.reject(failure);
+      else r.op.done.resolve(r.value);
+    }
+    for (const f of batch.failed) f.op.done.reject(f.err);
   }
 
   private checkPre(key: string, live: Entry | undefined, pre: Preconditions | undefined): void {
@@ -525,8 +607,9 @@ export function openSqliteStorage(dir: string, opts: SqliteStorageOptions = {}):
   try {
     const mode = db.pragma('journal_mode = WAL', { simple: true });
     if (String(mode).toLowerCase() !== 'wal') throw new Error(`cannot use WAL journal mode (got ${String(mode)})`);
-    db.pragma(`synchronous = ${opts.synchronous ?? 'FULL'}`);
-    return new SqliteStorage(db);
+    // FULL is this backend's own fsync of the WAL after each batch, off the event loop (see the top of the file).
+    db.pragma('synchronous = NORMAL');
+    return new SqliteStorage(db, (opts.synchronous ?? 'FULL') === 'FULL', opts.fsync);
   } catch (err) {
     db.close();
     throw internal(path, 'cannot open sqlite storage', err);

@@ -72,8 +72,20 @@ describe('compile cache', () => {
     assert.ok(loadBundle(bundle, { cacheDir }).saveCache());
     const other = join(dir, 'c.cjs');
     writeFileSync(other, 'exports.add = (a, b) => a + b; // another text');
-    assert.equal(loadInChild(pathToFileURL(other), cacheDir), 'miss');
+    assert.equal(loadInChild(pathToFileURL(other), cacheDir, true), 'miss saved=true');
     assert.equal(loadInChild(bundle, cacheDir), 'hit');
+    const before = readdirSync(cacheDir).sort();
+    assert.equal(before.length, 2);
+    assert.match(before[0]!, /^b\.cjs-[0-9a-f]{40}\.bin$/);
+    assert.match(before[1]!, /^c\.cjs-[0-9a-f]{40}\.bin$/);
+    // a new text of c.cjs: its cache replaces the old text's, b's stays
+    writeFileSync(other, 'exports.add = (a, b) => a + b; // a third text');
+    assert.equal(loadInChild(pathToFileURL(other), cacheDir, true), 'miss saved=true');
+    const after = readdirSync(cacheDir).sort();
+    assert.equal(after.length, 2);
+    assert.equal(after[0], before[0]);
+    assert.notEqual(after[1], before[1]);
+    assert.equal(loadInChild(pathToFileURL(other), cacheDir), 'hit');
   });
 
   it('uses only a directory no one else can write, and none with KCM_COMPILE_CACHE=0', () => {

@@ -8,7 +8,8 @@
  * which time kcm up is ready. Node 20 caches no compiled code itself
  * (module.enableCompileCache came in 22.1).
  *
- * The cache is one file per bundle text, Node version and architecture, in
+ * The cache is one file per bundle text, Node version and architecture
+ * (`<bundle name>-<hash>.bin`; writing one removes the bundle's others), in
  * $XDG_CACHE_HOME/kcm/v8-cache (default ~/.cache), made 0700. A directory
  * that another user owns, or that group or others may write, is not used:
  * V8 checks a cache against its source's length, not its text, so whoever
@@ -18,10 +19,10 @@
  * turns the cache off; failing to read or write it only costs compile time.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Script } from 'node:vm';
 
@@ -80,8 +81,9 @@ export function loadBundle(url: URL, opts: LoadOptions = {}): LoadedBundle {
   // scripts/bundle.mjs writes the bundles in ASCII, for which latin1 is the cheapest exact decoding.
   const source = bytes.toString('latin1');
   const dir = opts.cacheDir === undefined ? defaultCacheDir() : (opts.cacheDir ?? undefined);
+  const name = basename(file);
   const key = dir
-    ? join(dir, `${createHash('sha256').update(bytes).update(`\0${process.version}\0${process.arch}`).digest('hex').slice(0, 40)}.bin`)
+    ? join(dir, `${name}-${createHash('sha256').update(bytes).update(`\0${process.version}\0${process.arch}`).digest('hex').slice(0, 40)}.bin`)
     : undefined;
   let cachedData: Buffer | undefined;
   if (key) {
@@ -101,6 +103,10 @@ export function loadBundle(url: URL, opts: LoadOptions = {}): LoadedBundle {
       const tmp = `${key}.${process.pid}.tmp`;
       writeFileSync(tmp, script.createCachedData(), { mode: 0o600 });
       renameSync(tmp, key);
+      // the caches of this bundle's earlier texts (or of another Node) will not be read again
+      for (const f of readdirSync(dir!)) {
+        if (f.startsWith(`${name}-`) && f.endsWith('.bin') && join(dir!, f) !== key) rmSync(join(dir!, f), { force: true });
+      }
       return true;
     } catch {
       return false;
