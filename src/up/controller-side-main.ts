@@ -8,6 +8,9 @@
  */
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { runControllerSide, type ControllerSideConfig, type ControllerSideMessage } from './controller-side.js';
+import { deferWasmTierUp } from './v8-flags.js';
+
+deferWasmTierUp();
 
 const ac = new AbortController();
 const post: (m: ControllerSideMessage) => void = isMainThread

@@ -134,6 +134,9 @@ export async function runControllerSide(cfg: ControllerSideConfig, signal: Abort
   setMaxListeners(0, stopAll.signal);
   const onAbort = () => stopAll.abort();
   signal.addEventListener('abort', onAbort, { once: true });
+  // The controller manager's way to ready is the longest (the API server's health, its Lease, discovery, every
+  // informer's list), so it starts first; the scheduler, the nodes and the provisioner are set up meanwhile.
+  const cmRun = cm.run(stopAll.signal);
 
   // The scheduler and the simulated kubelets read the same objects (pods above all): one set of
   // informers for both, through the nodes' client, so each pod is cached and decoded once rather than twice.
@@ -205,7 +208,7 @@ export async function runControllerSide(cfg: ControllerSideConfig, signal: Abort
   }
 
   // The controller manager decides the exit code; when it ends on its own (lost lease, failed start), stop the rest too.
-  const code = await cm.run(stopAll.signal);
+  const code = await cmRun;
   stopAll.abort();
   signal.removeEventListener('abort', onAbort);
   await Promise.race([Promise.all(parts), realClock.sleep(5000)]);
