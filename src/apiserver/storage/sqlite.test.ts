@@ -70,11 +70,13 @@ describe('sqlite storage', () => {
     }
   });
 
-  it('acknowledges a batch only after the fsync of the WAL that followed its commit; batches committed meanwhile share the next fsync', async () => {
+  it('acknowledges a batch only after the fsync of the WAL that followed its commit; writes that arrive meanwhile commit together after it', async () => {
     const dir = tempDir();
     try {
       const pending: ((err: NodeJS.ErrnoException | null) => void)[] = [];
       const s = openSqliteStorage(dir, { fsync: (_fd, done) => pending.push(done) });
+      const db = (s as unknown as { db: Database.Database }).db;
+      const rows = () => (db.prepare('SELECT count(*) AS n FROM kv').get() as { n: number }).n;
       const seen: string[] = [];
       s.watch('/registry/', 0, (e) => seen.push(`event ${e.key}`));
       const tick = () => new Promise<void>((r) => setImmediate(r));
@@ -88,14 +90,17 @@ describe('sqlite storage', () => {
       const dup = s.create('/registry/pods/default/a', { metadata: { name: 'a' } }).catch((err: { code?: string }) => seen.push(`reject a ${err.code}`));
       await tick();
       assert.equal(pending.length, 1, 'no second fsync while one runs');
+      assert.equal(rows(), 1, 'writes that arrive during the fsync wait for it');
       assert.deepEqual(seen, [], 'nothing published before the fsync returns');
       pending.shift()!(null);
       await a;
       assert.deepEqual(seen, ['event /registry/pods/default/a', 'ack a']);
-      assert.equal(pending.length, 1, 'the batches committed meanwhile wait for one more fsync');
+      await tick();
+      assert.equal(rows(), 3, 'then commit together (the duplicate fails its check)');
+      assert.equal(pending.length, 1, 'and share one fsync');
       pending.shift()!(null);
       await Promise.all([b, c, dup]);
-      // both batches published in commit order, each event before its writer hears back
+      // each event before its writer hears back
       assert.deepEqual(seen.slice(2), ['event /registry/pods/default/b', 'event /registry/pods/default/c', 'ack b', 'ack c', 'reject a KeyExists']);
 
       const failed = s.create('/registry/pods/default/d', { metadata: { name: 'd' } });

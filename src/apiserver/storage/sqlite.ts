@@ -26,8 +26,9 @@
  * the API server's thread under load): the connection runs with
  * synchronous=NORMAL, which in WAL mode syncs at checkpoints (so they stay
  * safe) but not at commits, and this backend fsyncs the WAL file itself.
- * That is what synchronous=FULL does, off the thread: batches committed
- * while an fsync runs share the next one. Only when the fsync that followed
+ * That is what synchronous=FULL does, off the thread. Writes that arrive
+ * while an fsync runs wait for it, then commit in one transaction with one
+ * fsync (their acknowledgement needs the next fsync anyway). Only when the fsync that followed
  * a batch's commit has returned are its watch events dispatched and its
  * promises settled, events first, so a watcher has seen a write when its
  * writer continues. Meanwhile the batch is the storage's state (later writes
@@ -385,8 +386,11 @@ class SqliteStorage implements Storage, LazyListSource {
 
   async close(): Promise<void> {
     if (this.closed) return;
-    if (this.queue.length > 0) this.flush();
-    while (this.syncing) await this.syncing;
+    for (;;) {
+      if (this.queue.length > 0) this.flush();
+      if (!this.syncing) break;
+      await this.syncing;
+    }
     if (this.closed) return;
     if (this.imageAt.revision !== this.rev || this.imageAt.compacted !== this.compacted) {
       try {
@@ -408,11 +412,16 @@ class SqliteStorage implements Storage, LazyListSource {
         return;
       }
       this.queue.push(make({ resolve, reject }));
-      if (!this.flushScheduled) {
-        this.flushScheduled = true;
-        setImmediate(() => this.flush());
-      }
+      // While an fsync runs, writes wait for it and then commit together: their acknowledgement needs the next fsync
+      // anyway, and one transaction and one fsync for all of them cost less than one each.
+      if (!this.syncing) this.scheduleFlush();
     });
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => this.flush());
   }
 
   /** Commits every queued write in one transaction, then publishes and settles them. */
@@ -519,6 +528,7 @@ class SqliteStorage implements Storage, LazyListSource {
         this.synced(batches, err);
         resolve();
         this.startSync();
+        if (!this.syncing && this.queue.length > 0) this.scheduleFlush();
       });
     });
   }
