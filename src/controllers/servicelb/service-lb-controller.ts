@@ -96,7 +96,7 @@ class ServiceLB implements ServiceLBController {
   private readonly clusterName: string;
   /** Services we ensured a balancer for (upstream's serviceCache): node syncs and deletions without finalizer use it. */
   private readonly cache = new Map<string, Service>();
-  private knownHosts: string[] = [];
+  private knownHosts = new Set<string>();
   private needFullSync = false;
   private servicesToUpdate = new Set<string>();
   private nodeSyncRunning: Promise<void> | undefined;
@@ -325,17 +325,27 @@ class ServiceLB implements ServiceLBController {
     }
   }
 
+  /** The nodes a balancer sends to, by name (code-unit order: the cloud gets them in a stable order). */
   private loadBalancerNodes(): Node[] {
     return this.nodes
       .list()
       .filter((n) => isLoadBalancerNode(n))
-      .sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''));
+      .sort((a, b) => {
+        const x = a.metadata?.name ?? '';
+        const y = b.metadata?.name ?? '';
+        return x < y ? -1 : x > y ? 1 : 0;
+      });
   }
 
-  /** Upstream triggerNodeSync: notes a changed node set, then runs one node sync (at most one at a time; a trigger during one runs another after it). */
+  /**
+   * Upstream triggerNodeSync: notes a changed node set (as a set, as nodeSlicesEqualForLB: every node event of a
+   * cluster coming up triggers one, so no sorting here), then runs one node sync (at most one at a time; a trigger
+   * during one runs another after it).
+   */
   private triggerNodeSync(): Promise<void> {
-    const hosts = this.loadBalancerNodes().map((n) => n.metadata?.name ?? '');
-    if (!same(hosts, this.knownHosts)) {
+    const hosts = new Set<string>();
+    for (const n of this.nodes.list()) if (isLoadBalancerNode(n)) hosts.add(n.metadata?.name ?? '');
+    if (hosts.size !== this.knownHosts.size || [...hosts].some((h) => !this.knownHosts.has(h))) {
       this.log.v(2).info('Node changes detected, triggering a full node sync on all loadbalancer services');
       this.needFullSync = true;
       this.knownHosts = hosts;
