@@ -28,10 +28,10 @@
  * safe) but not at commits, and this backend fsyncs the WAL file itself.
  * That is what synchronous=FULL does, off the thread. Writes that arrive
  * while an fsync runs wait for it, then commit in one transaction with one
- * fsync (their acknowledgement needs the next fsync anyway). Only when the fsync that followed
- * a batch's commit has returned are its watch events dispatched and its
- * promises settled, events first, so a watcher has seen a write when its
- * writer continues. Meanwhile the batch is the storage's state (later writes
+ * fsync (their acknowledgement needs the next fsync anyway). Only when the
+ * fsync that followed a batch's commit has returned are its watch events
+ * dispatched and its promises settled, events first, so a watcher has seen
+ * a write when its writer continues. Meanwhile the batch is the storage's state (later writes
  * are checked against it; get and list see it), as a process's own reads
  * see a commit under synchronous=NORMAL: a reader may see a write that an OS
  * crash in that window (a few milliseconds) would lose, but no writer is
