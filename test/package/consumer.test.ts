@@ -43,7 +43,7 @@ describe('kcm as an npm package', () => {
 
   it('ships compiled code, the bundled command, declarations, the API data the embedded server reads, README, LICENSE and docs; no tests, sources, maps or test data', () => {
     const paths = pack.files.map((f) => f.path);
-    for (const p of ['LICENSE', 'README.md', 'package.json', 'bin/kcm.js', 'dist/bundle/kcm.js', 'dist/bundle/controller-side-main.js', 'docs/runtime.md', 'data/openapi/swagger.json.gz', 'data/openapi/swagger-paths.json.gz', 'data/proto/schema.json.gz']) {
+    for (const p of ['LICENSE', 'README.md', 'package.json', 'bin/kcm.js', 'dist/bundle/kcm.js', 'dist/bundle/controller-side-main.js', 'dist/bundle/controller-side-main.cjs', 'dist/bundle/up-entry.js', 'dist/bundle/up-entry.cjs', 'dist/bundle/load-cached.js', 'docs/runtime.md', 'data/openapi/swagger.json.gz', 'data/openapi/swagger-paths.json.gz', 'data/proto/schema.json.gz']) {
       assert.ok(paths.includes(p), `${p} is shipped`);
     }
     for (const sub of ['client', 'cache', 'workqueue', 'leaderelection', 'record', 'runtime', 'testing', 'api']) {
