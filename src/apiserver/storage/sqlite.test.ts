@@ -70,51 +70,6 @@ describe('sqlite storage', () => {
     }
   });
 
-  it('acknowledges a batch only after the fsync of the WAL that followed its commit; writes that arrive meanwhile commit together after it', async () => {
-    const dir = tempDir();
-    try {
-      const pending: ((err: NodeJS.ErrnoException | null) => void)[] = [];
-      const s = openSqliteStorage(dir, { fsync: (_fd, done) => pending.push(done) });
-      const db = (s as unknown as { db: Database.Database }).db;
-      const rows = () => (db.prepare('SELECT count(*) AS n FROM kv').get() as { n: number }).n;
-      const seen: string[] = [];
-      s.watch('/registry/', 0, (e) => seen.push(`event ${e.key}`));
-      const tick = () => new Promise<void>((r) => setImmediate(r));
-      const a = s.create('/registry/pods/default/a', { metadata: { name: 'a' } }).then(() => seen.push('ack a'));
-      await tick();
-      assert.equal(pending.length, 1, 'one fsync after the first batch');
-      assert.equal((await s.get('/registry/pods/default/a'))?.revision, 1, 'the committed batch is the state');
-      const b = s.create('/registry/pods/default/b', { metadata: { name: 'b' } }).then(() => seen.push('ack b'));
-      await tick();
-      const c = s.create('/registry/pods/default/c', { metadata: { name: 'c' } }).then(() => seen.push('ack c'));
-      const dup = s.create('/registry/pods/default/a', { metadata: { name: 'a' } }).catch((err: { code?: string }) => seen.push(`reject a ${err.code}`));
-      await tick();
-      assert.equal(pending.length, 1, 'no second fsync while one runs');
-      assert.equal(rows(), 1, 'writes that arrive during the fsync wait for it');
-      assert.deepEqual(seen, [], 'nothing published before the fsync returns');
-      pending.shift()!(null);
-      await a;
-      assert.deepEqual(seen, ['event /registry/pods/default/a', 'ack a']);
-      await tick();
-      assert.equal(rows(), 3, 'then commit together (the duplicate fails its check)');
-      assert.equal(pending.length, 1, 'and share one fsync');
-      pending.shift()!(null);
-      await Promise.all([b, c, dup]);
-      // each event before its writer hears back
-      assert.deepEqual(seen.slice(2), ['event /registry/pods/default/b', 'event /registry/pods/default/c', 'ack b', 'ack c', 'reject a KeyExists']);
-
-      const failed = s.create('/registry/pods/default/d', { metadata: { name: 'd' } });
-      await tick();
-      pending.shift()!(Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' }));
-      await assert.rejects(failed, (err: unknown) => (err as { code?: string }).code === 'Internal' && /not made durable/.test(String(err)));
-      assert.equal(seen.at(-1), 'event /registry/pods/default/d', 'watchers still see the state readers see');
-      const closing = s.close();
-      await closing;
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
-
   it('rejects only the write whose object is not JSON', async () => {
     const dir = tempDir();
     try {

@@ -17,31 +17,20 @@
  * `kv` stays the record, and after a crash (no image written at close) more
  * rows are replayed.
  *
- * Durability: a write whose promise has resolved is on disk and survives
- * kill -9 and power loss. Group commit: every write issued before the next
- * turn of the event loop joins one transaction; each write is checked against
- * the state left by the ones before it in the batch. The WAL is then fsynced
- * on libuv's thread pool, not by SQLite on this thread (better-sqlite3 is
- * synchronous, and its fsync at every commit held the event loop: a tenth of
- * the API server's thread under load): the connection runs with
- * synchronous=NORMAL, which in WAL mode syncs at checkpoints (so they stay
- * safe) but not at commits, and this backend fsyncs the WAL file itself.
- * That is what synchronous=FULL does, off the thread. Writes that arrive
- * while an fsync runs wait for it, then commit in one transaction with one
- * fsync (their acknowledgement needs the next fsync anyway). Only when the
- * fsync that followed a batch's commit has returned are its watch events
- * dispatched and its promises settled, events first, so a watcher has seen
- * a write when its writer continues. Meanwhile the batch is the storage's state (later writes
- * are checked against it; get and list see it), as a process's own reads
- * see a commit under synchronous=NORMAL: a reader may see a write that an OS
- * crash in that window (a few milliseconds) would lose, but no writer is
- * told it is stored before it is.
+ * Durability: WAL mode with synchronous=FULL, so a write whose promise has
+ * resolved is on disk (the WAL is fsynced at commit) and survives kill -9 and
+ * power loss. Group commit: every write issued before the next turn of the
+ * event loop joins one transaction (one fsync); each write is checked against
+ * the state left by the ones before it in the batch, and all promises settle
+ * after the commit. Watch events are dispatched after the commit, before the
+ * promises resolve, so a watcher has seen a write when its writer continues.
  *
+ * better-sqlite3 is synchronous: a commit blocks the event loop for one fsync.
  * Values are read per request (lists in batches) and decoded on first use of
  * `object`, deep-frozen (see stored-object.ts). `listLazy` (for the watch
  * cache's initial load) reads no values at all.
  */
-import { closeSync, fsync, mkdirSync, openSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { KubeObject } from '../../api/types.js';
@@ -68,14 +57,11 @@ export interface SqliteStorageOptions {
   /** Database file name inside the directory. Default `kcm.db`. */
   fileName?: string;
   /**
-   * FULL (default): acknowledged writes survive power loss (the WAL is
-   * fsynced after each batch, off the event loop). NORMAL: SQLite's
-   * synchronous=NORMAL alone, which in WAL mode survives a process kill but
-   * may lose the last commits on an OS crash or power loss.
+   * SQLite `synchronous` setting. Default FULL (acknowledged writes survive
+   * power loss). NORMAL in WAL mode survives a process kill but may lose the
+   * last commits on an OS crash or power loss.
    */
   synchronous?: 'FULL' | 'NORMAL';
-  /** Tests: stands in for fs.fsync of the WAL. */
-  fsync?: (fd: number, done: (err: NodeJS.ErrnoException | null) => void) => void;
 }
 
 type Entry = KeyRevision<null>;
@@ -96,13 +82,6 @@ interface Applied {
   entry: Entry;
   json: string | null;
   prev: Entry | undefined;
-}
-
-/** A committed batch waiting for the fsync that makes it durable. */
-interface Committed {
-  events: StorageEvent[];
-  results: { op: WriteOp; value: StoredObject }[];
-  failed: { op: WriteOp; err: unknown }[];
 }
 
 /** Format of the index_image row this code writes and reads. */
@@ -153,12 +132,6 @@ class SqliteStorage implements Storage, LazyListSource {
   private latest = new Map<string, { revision: number; object: KubeObject }>();
   /** Revision and compaction of the stored index image (-1: none). */
   private imageAt = { revision: -1, compacted: -1 };
-  /** Batches committed since the running fsync started (synchronous FULL only). */
-  private unsynced: Committed[] = [];
-  /** The running fsync of the WAL, if any. */
-  private syncing: Promise<void> | undefined;
-  /** Descriptor of the WAL file, for fsync (opened at the first commit: SQLite creates the file). */
-  private walFd: number | undefined;
 
   private readonly stmtValue: Database.Statement<[number], string | null>;
   private readonly stmtInsert: Database.Statement<[number, string, number, number, number, string | null]>;
@@ -169,12 +142,7 @@ class SqliteStorage implements Storage, LazyListSource {
   /** Reads values for lazily decoded objects; throws Closed after close(). */
   private readonly reader: EncodedReader;
 
-  /** `fsyncWal`: fsync the WAL after each batch (synchronous FULL; the connection itself runs NORMAL). */
-  constructor(
-    private readonly db: Database.Database,
-    private readonly fsyncWal: boolean,
-    private readonly fsyncImpl: (fd: number, done: (err: NodeJS.ErrnoException | null) => void) => void = fsync,
-  ) {
+  constructor(private readonly db: Database.Database) {
     db.exec(`
       CREATE TABLE IF NOT EXISTS kv (
         mod_revision INTEGER PRIMARY KEY,
@@ -386,12 +354,7 @@ class SqliteStorage implements Storage, LazyListSource {
 
   async close(): Promise<void> {
     if (this.closed) return;
-    for (;;) {
-      if (this.queue.length > 0) this.flush();
-      if (!this.syncing) break;
-      await this.syncing;
-    }
-    if (this.closed) return;
+    if (this.queue.length > 0) this.flush();
     if (this.imageAt.revision !== this.rev || this.imageAt.compacted !== this.compacted) {
       try {
         this.db.transaction(() => this.writeImage(this.compacted))();
@@ -402,7 +365,6 @@ class SqliteStorage implements Storage, LazyListSource {
     this.closed = true;
     this.hub.closeAll(new StorageError('Closed', '', 'storage closed'));
     this.db.close();
-    if (this.walFd !== undefined) closeSync(this.walFd);
   }
 
   private enqueue(make: (done: Settle) => WriteOp): Promise<StoredObject> {
@@ -412,16 +374,11 @@ class SqliteStorage implements Storage, LazyListSource {
         return;
       }
       this.queue.push(make({ resolve, reject }));
-      // While an fsync runs, writes wait for it and then commit together: their acknowledgement needs the next fsync
-      // anyway, and one transaction and one fsync for all of them cost less than one each.
-      if (!this.syncing) this.scheduleFlush();
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => this.flush());
+      }
     });
-  }
-
-  private scheduleFlush(): void {
-    if (this.flushScheduled) return;
-    this.flushScheduled = true;
-    setImmediate(() => this.flush());
   }
 
   /** Commits every queued write in one transaction, then publishes and settles them. */
@@ -477,10 +434,9 @@ class SqliteStorage implements Storage, LazyListSource {
       for (const op of ops) op.done.reject(internal(op.key, 'write failed', err));
       return;
     }
-    // Committed: the new state, then (once durable) publish in revision order and settle.
+    // Committed: publish in revision order, then settle.
     const decoded = new Map<number, KubeObject>();
     const results: { op: WriteOp; value: StoredObject }[] = [];
-    const events: StorageEvent[] = [];
     for (const a of applied) {
       this.index.put(a.op.key, a.entry);
       this.rev = a.entry.revision;
@@ -497,59 +453,11 @@ class SqliteStorage implements Storage, LazyListSource {
         this.latest.delete(a.op.key);
         event = { type: 'DELETED', key: a.op.key, object, prevObject: prevObject!, revision: rev };
       }
-      events.push(event);
+      this.hub.dispatch(event);
       results.push({ op: a.op, value: { key: a.op.key, object: event.object, revision: rev } });
     }
-    const batch: Committed = { events, results, failed };
-    if (!this.fsyncWal || applied.length === 0) {
-      if (this.syncing) this.unsynced.push(batch);
-      else this.publish(batch);
-      return;
-    }
-    this.unsynced.push(batch);
-    this.startSync();
-  }
-
-  /** Fsyncs the WAL for every batch committed so far, then publishes them; again while more were committed meanwhile. */
-  private startSync(): void {
-    if (this.syncing || this.unsynced.length === 0) return;
-    const batches = this.unsynced;
-    this.unsynced = [];
-    let fd: number;
-    try {
-      fd = this.walFd ??= openSync(`${this.db.name}-wal`, 'r+');
-    } catch (err) {
-      this.synced(batches, err);
-      return;
-    }
-    this.syncing = new Promise<void>((resolve) => {
-      this.fsyncImpl(fd, (err) => {
-        this.syncing = undefined;
-        this.synced(batches, err);
-        resolve();
-        this.startSync();
-        if (!this.syncing && this.queue.length > 0) this.scheduleFlush();
-      });
-    });
-  }
-
-  private synced(batches: Committed[], err: unknown): void {
-    if (err) log.error(err, { batches: batches.length }, 'cannot fsync the write-ahead log; writes fail as not durable');
-    for (const b of batches) this.publish(b, err ? internal('', 'write committed but not made durable (fsync failed)', err) : undefined);
-  }
-
-  /**
-   * Dispatches a batch's events, then settles its writes. The events go out
-   * even when the fsync failed: they are the storage's state, which readers
-   * and watchers must agree on; the writers get `failure`.
-   */
-  private publish(batch: Committed, failure?: StorageError): void {
-    for (const e of batch.events) this.hub.dispatch(e);
-    for (const r of batch.results) {
-      if (failure) r.op.done.reject(failure);
-      else r.op.done.resolve(r.value);
-    }
-    for (const f of batch.failed) f.op.done.reject(f.err);
+    for (const r of results) r.op.done.resolve(r.value);
+    for (const f of failed) f.op.done.reject(f.err);
   }
 
   private checkPre(key: string, live: Entry | undefined, pre: Preconditions | undefined): void {
@@ -617,9 +525,8 @@ export function openSqliteStorage(dir: string, opts: SqliteStorageOptions = {}):
   try {
     const mode = db.pragma('journal_mode = WAL', { simple: true });
     if (String(mode).toLowerCase() !== 'wal') throw new Error(`cannot use WAL journal mode (got ${String(mode)})`);
-    // FULL is this backend's own fsync of the WAL after each batch, off the event loop (see the top of the file).
-    db.pragma('synchronous = NORMAL');
-    return new SqliteStorage(db, (opts.synchronous ?? 'FULL') === 'FULL', opts.fsync);
+    db.pragma(`synchronous = ${opts.synchronous ?? 'FULL'}`);
+    return new SqliteStorage(db);
   } catch (err) {
     db.close();
     throw internal(path, 'cannot open sqlite storage', err);
