@@ -105,8 +105,14 @@ describe('storage with kubectl', { skip: onRealCluster ? 'kcm up only' : undefin
       return c.status?.capacity?.storage === '3Gi' && !(c.status.conditions ?? []).length ? true : undefined;
     }, 30_000, 'claim expanded');
     assert.equal((await getJson<Volume>(['pv', pvName])).spec.capacity.storage, '3Gi');
-    const after = await eventReasons('manual');
-    for (const r of ['ExternalExpanding', 'Resizing', 'FileSystemResizeRequired', 'FileSystemResizeSuccessful']) assert.ok(after.includes(r), `${r} in ${after.join(',')}`);
+    // Events are recorded asynchronously by each component (the expand controller's ExternalExpanding can land after the resizer's): poll.
+    const expansion = ['ExternalExpanding', 'Resizing', 'FileSystemResizeRequired', 'FileSystemResizeSuccessful'];
+    let after: string[] = [];
+    await waitFor(async () => {
+      after = await eventReasons('manual');
+      return expansion.every((r) => after.includes(r)) || undefined;
+    }, 10_000, 'expansion events').catch(() => undefined);
+    for (const r of expansion) assert.ok(after.includes(r), `${r} in ${after.join(',')}`);
 
     // Reclaim policy Delete: the claim goes, so do the volume and its data.
     await kcm.kubectlOk(['delete', '-n', 'default', 'pvc', 'manual', '--wait=true', '--timeout=30s'], { timeoutMs: 40_000 });
