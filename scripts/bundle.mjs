@@ -99,7 +99,6 @@ const result = { outputFiles: [...split.outputFiles, ...single.outputFiles, ...s
 // two-byte string, decoded and scanned at twice the cost (30 ms for up-entry.cjs). Escaped, the files are ASCII.
 const ascii = (bytes) => {
   const text = Buffer.from(bytes).toString('utf8');
-  // eslint-disable-next-line no-control-regex
   return /[^\x00-\x7f]/.test(text) ? Buffer.from(text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)) : bytes;
 };
 const files = new Map(result.outputFiles.map((f) => [basename(f.path), ascii(f.contents)]));

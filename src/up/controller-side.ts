@@ -144,67 +144,74 @@ export async function runControllerSide(cfg: ControllerSideConfig, signal: Abort
   if (nodesClient) clients.push(nodesClient);
   const sharedInformers = nodesClient ? newSharedInformerFactory(nodesClient, { clock: realClock, logger: newLogger('informers') }) : undefined;
 
-  if (cfg.scheduler) {
-    const schedulerRest: RestConfig = { ...base, qps: cfg.schedulerQps, burst: cfg.schedulerBurst, userAgent: 'kcm-scheduler/v0.1.0' };
-    const client = newKubeClient(schedulerRest, { logger: newLogger('scheduler') });
-    // Events go through their own client (own rate limiter), as kube-scheduler's createClients does, so they never delay bindings.
-    const eventClient = newKubeClient(schedulerRest, { logger: newLogger('scheduler') });
-    clients.push(client, eventClient);
-    const broadcaster = newEventBroadcaster({ client: eventClient, clock: realClock, logger: newLogger('scheduler') });
-    const schedConfig = cfg.schedulerConfig ? parseSchedulerConfiguration(readFileSync(cfg.schedulerConfig, 'utf8'), { client, clock: realClock }) : undefined;
-    for (const w of schedConfig?.warnings ?? []) log.warn({ config: cfg.schedulerConfig }, w);
-    const scheduler = newScheduler({
-      client,
-      informers: sharedInformers ?? newSharedInformerFactory(client, { clock: realClock }),
-      recorder: broadcaster.newRecorder({ component: 'default-scheduler' }),
-      recorderFor: (schedulerName) => broadcaster.newRecorder({ component: schedulerName }),
-      clock: realClock,
-      logger: newLogger('scheduler'),
-      ...(schedConfig ? { profiles: schedConfig.profiles, percentageOfNodesToScore: schedConfig.percentageOfNodesToScore } : {}),
-    });
-    send({ type: 'scheduler-started' });
-    // With leader election (the default), the scheduler holds kube-system/kube-scheduler as kube-scheduler does.
-    // The lease through a client of its own, as kube-scheduler's leaderElectionClient.
-    const leClient = cfg.cm['leader-elect'] ? newKubeClient(leaderElectionRestConfig(schedulerRest, cfg.cm['leader-elect-renew-deadline']), { logger: newLogger('scheduler') }) : undefined;
-    if (leClient) clients.push(leClient);
-    const runScheduler = leClient
-      ? newLeaderElector({
-          client: leClient,
-          clock: realClock,
-          logger: newLogger('scheduler').child({}, 'leaderelection'),
-          lock: { namespace: 'kube-system', name: 'kube-scheduler', identity: `${hostname()}_kcm-up` },
-          leaseDurationMs: cfg.cm['leader-elect-lease-duration'],
-          renewDeadlineMs: cfg.cm['leader-elect-renew-deadline'],
-          retryPeriodMs: cfg.cm['leader-elect-retry-period'],
-          name: 'kube-scheduler',
-          callbacks: {
-            onStartedLeading: (leading) => scheduler.run(leading),
-            onStoppedLeading: () => {
-              if (!stopAll.signal.aborted) {
-                // As kube-scheduler: losing the lease is fatal; kcm up restarts the controller side.
-                log.error('scheduler leaderelection lost');
-                stopAll.abort();
-              }
+  try {
+    if (cfg.scheduler) {
+      const schedulerRest: RestConfig = { ...base, qps: cfg.schedulerQps, burst: cfg.schedulerBurst, userAgent: 'kcm-scheduler/v0.1.0' };
+      const client = newKubeClient(schedulerRest, { logger: newLogger('scheduler') });
+      // Events go through their own client (own rate limiter), as kube-scheduler's createClients does, so they never delay bindings.
+      const eventClient = newKubeClient(schedulerRest, { logger: newLogger('scheduler') });
+      clients.push(client, eventClient);
+      const broadcaster = newEventBroadcaster({ client: eventClient, clock: realClock, logger: newLogger('scheduler') });
+      const schedConfig = cfg.schedulerConfig ? parseSchedulerConfiguration(readFileSync(cfg.schedulerConfig, 'utf8'), { client, clock: realClock }) : undefined;
+      for (const w of schedConfig?.warnings ?? []) log.warn({ config: cfg.schedulerConfig }, w);
+      const scheduler = newScheduler({
+        client,
+        informers: sharedInformers ?? newSharedInformerFactory(client, { clock: realClock }),
+        recorder: broadcaster.newRecorder({ component: 'default-scheduler' }),
+        recorderFor: (schedulerName) => broadcaster.newRecorder({ component: schedulerName }),
+        clock: realClock,
+        logger: newLogger('scheduler'),
+        ...(schedConfig ? { profiles: schedConfig.profiles, percentageOfNodesToScore: schedConfig.percentageOfNodesToScore } : {}),
+      });
+      send({ type: 'scheduler-started' });
+      // With leader election (the default), the scheduler holds kube-system/kube-scheduler as kube-scheduler does.
+      // The lease through a client of its own, as kube-scheduler's leaderElectionClient.
+      const leClient = cfg.cm['leader-elect'] ? newKubeClient(leaderElectionRestConfig(schedulerRest, cfg.cm['leader-elect-renew-deadline']), { logger: newLogger('scheduler') }) : undefined;
+      if (leClient) clients.push(leClient);
+      const runScheduler = leClient
+        ? newLeaderElector({
+            client: leClient,
+            clock: realClock,
+            logger: newLogger('scheduler').child({}, 'leaderelection'),
+            lock: { namespace: 'kube-system', name: 'kube-scheduler', identity: `${hostname()}_kcm-up` },
+            leaseDurationMs: cfg.cm['leader-elect-lease-duration'],
+            renewDeadlineMs: cfg.cm['leader-elect-renew-deadline'],
+            retryPeriodMs: cfg.cm['leader-elect-retry-period'],
+            name: 'kube-scheduler',
+            callbacks: {
+              onStartedLeading: (leading) => scheduler.run(leading),
+              onStoppedLeading: () => {
+                if (!stopAll.signal.aborted) {
+                  // As kube-scheduler: losing the lease is fatal; kcm up restarts the controller side.
+                  log.error('scheduler leaderelection lost');
+                  stopAll.abort();
+                }
+              },
             },
-          },
-        }).run(stopAll.signal)
-      : scheduler.run(stopAll.signal);
-    parts.push(
-      runScheduler
-        .catch((err: unknown) => log.error(err, 'scheduler stopped with an error'))
-        .finally(() => broadcaster.shutdown()),
-    );
-  }
-  if (nodesClient && sharedInformers) {
-    const sim = newNodeSimulator({ client: nodesClient, informers: sharedInformers, count: cfg.nodes, clock: realClock, logger: newLogger('nodes'), taints: cloudTaints, gracefulShutdown: cfg.gracefulShutdown ?? true, ...(cfg.imagePullRule ? { imagePullRule: cfg.imagePullRule } : {}), kubeletServer: cfg.kubeletToken ? { token: cfg.kubeletToken } : {} });
-    send({ type: 'nodes-started', names: [...sim.nodeNames] });
-    parts.push(sim.run(stopAll.signal).catch((err: unknown) => log.error(err, 'simulated nodes stopped with an error')));
-  }
+          }).run(stopAll.signal)
+        : scheduler.run(stopAll.signal);
+      parts.push(
+        runScheduler
+          .catch((err: unknown) => log.error(err, 'scheduler stopped with an error'))
+          .finally(() => broadcaster.shutdown()),
+      );
+    }
+    if (nodesClient && sharedInformers) {
+      const sim = newNodeSimulator({ client: nodesClient, informers: sharedInformers, count: cfg.nodes, clock: realClock, logger: newLogger('nodes'), taints: cloudTaints, gracefulShutdown: cfg.gracefulShutdown ?? true, ...(cfg.imagePullRule ? { imagePullRule: cfg.imagePullRule } : {}), kubeletServer: cfg.kubeletToken ? { token: cfg.kubeletToken } : {} });
+      send({ type: 'nodes-started', names: [...sim.nodeNames] });
+      parts.push(sim.run(stopAll.signal).catch((err: unknown) => log.error(err, 'simulated nodes stopped with an error')));
+    }
 
-  if (cfg.localPathProvisioner) {
-    // Its own component, as a CSI driver's external-provisioner and external-resizer sidecars.
-    const provisioner = runProvisionerComponent({ restConfig: { ...base, qps: 50, burst: 100 }, volumesDir: volumesDirOf(cfg.dataDir), logger: newLogger('local-path-provisioner') }, stopAll.signal);
-    parts.push(provisioner.catch((err: unknown) => log.error(err, 'local-path provisioner stopped with an error')));
+    if (cfg.localPathProvisioner) {
+      // Its own component, as a CSI driver's external-provisioner and external-resizer sidecars.
+      const provisioner = runProvisionerComponent({ restConfig: { ...base, qps: 50, burst: 100 }, volumesDir: volumesDirOf(cfg.dataDir), logger: newLogger('local-path-provisioner') }, stopAll.signal);
+      parts.push(provisioner.catch((err: unknown) => log.error(err, 'local-path provisioner stopped with an error')));
+    }
+  } catch (err) {
+    // A part failed to start: the controller manager, started first, stops with it.
+    stopAll.abort();
+    await cmRun;
+    throw err;
   }
 
   // The controller manager decides the exit code; when it ends on its own (lost lease, failed start), stop the rest too.
