@@ -120,6 +120,7 @@ export async function run(args: string[]): Promise<number> {
 
   const config = await loadKubeconfig(v.kubeconfig ? { kubeconfig: v.kubeconfig } : {});
   const client = newKubeClient(config, { logger: log.child({}, 'client') });
+  const closers = [client];
   try {
     if (sub !== undefined && sub in instanceCommands) {
       try {
@@ -155,8 +156,19 @@ export async function run(args: string[]): Promise<number> {
     } catch (err) {
       log.warn({ err: String(err) }, `could not read the server version; nodes report ${DEFAULT_KUBELET_VERSION}`);
     }
+    // Each kubelet has three clients: its API client and its event client at 5 QPS (burst 10) each, and a heartbeat
+    // client without a limit (kubelet's --kube-api-qps, --event-qps and its HeartbeatClient). The simulated kubelets of
+    // this process share them, with the limits of all of them together.
+    const kubelets = (qps: number, burst: number, agent: string, extra: Partial<typeof config> = {}) =>
+      newKubeClient({ ...config, qps: qps * v.nodes, burst: burst * v.nodes, userAgent: `kcm-nodes/v0.1.0${agent}`, ...extra }, { logger: log.child({}, 'client') });
+    const podClient = kubelets(5, 10, '');
+    const eventClient = kubelets(5, 10, '/events');
+    const heartbeatClient = kubelets(0, 0, '/heartbeat', { timeoutMs: 10_000, ownConnections: true });
+    closers.push(podClient, eventClient, heartbeatClient);
     const sim = newNodeSimulator({
-      client,
+      client: podClient,
+      eventClient,
+      heartbeatClient,
       logger: log,
       count: v.nodes,
       namePrefix: v['node-name-prefix'],
@@ -175,6 +187,6 @@ export async function run(args: string[]): Promise<number> {
     await sim.run(ac.signal);
     return 0;
   } finally {
-    await client.close();
+    await Promise.all(closers.map((c) => c.close()));
   }
 }

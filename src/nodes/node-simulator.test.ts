@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import type { Lease } from 'kubernetes-types/coordination/v1.js';
 import type { Node, Pod } from 'kubernetes-types/core/v1.js';
 import { GVR } from '../api/gvr.js';
+import type { Client } from '../client/interfaces.js';
 import type { KubeObject } from '../api/types.js';
 import { newFakeClient, type FakeClient } from '../controller/testing/index.js';
 import { newFakeRecorder } from '../tools/record/index.js';
@@ -121,6 +122,40 @@ describe('newNodeSimulator', () => {
     await h.advance(10_000);
     assert.equal(Date.parse(lease(h.fake, 'kcm-node-0')!.spec!.renewTime!), t0 + 20_000);
     await h.stop();
+  });
+
+  it('renews leases and posts node status through the heartbeat client, events through the event client, pods through the other', async () => {
+    const clock = new FakeClock();
+    const fake = newFakeClient({ clock });
+    const asked = { pods: new Set<string>(), heartbeat: new Set<string>(), events: new Set<string>() };
+    const recording = (seen: Set<string>): Client => ({
+      resource: (gvr) => (seen.add(gvr.resource), fake.resource(gvr)),
+      metadata: (gvr) => (seen.add(gvr.resource), fake.metadata(gvr)),
+    });
+    const sim = newNodeSimulator({ client: recording(asked.pods), heartbeatClient: recording(asked.heartbeat), eventClient: recording(asked.events), clock, count: 1 });
+    const ac = new AbortController();
+    const done = sim.run(ac.signal);
+    const settle = async () => {
+      for (let i = 0; i < 20; i++) {
+        await clock.advance(0);
+        await sim.whenIdle();
+        await flushMicrotasks();
+      }
+    };
+    await settle();
+    seedPod(fake, { nodeName: 'kcm-node-0', containers: [{ name: 'web', image: 'nginx' }] });
+    for (let t = 0; t < 11_000; t += 100) {
+      await clock.advance(100);
+      await settle();
+    }
+    assert.equal(storedPod(fake)!.status!.phase, 'Running');
+    assert.ok(fake.actions().some((a) => a.verb === 'update' && a.resource === 'leases'), 'the lease was renewed');
+    assert.deepEqual([...asked.heartbeat].sort(), ['leases', 'nodes']);
+    assert.ok(asked.pods.has('pods') && !asked.pods.has('leases'), [...asked.pods].join());
+    assert.ok(asked.events.has('events') && !asked.pods.has('events'), [...asked.events].join());
+    ac.abort();
+    await settle();
+    await done;
   });
 
   it('stops renewing a paused node and resumes at once when the annotation goes', async () => {

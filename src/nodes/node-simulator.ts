@@ -77,6 +77,15 @@ export const DEFAULT_CAPACITY: Readonly<Record<string, string>> = Object.freeze(
 
 export interface NodeSimulatorOptions {
   client: Client;
+  /**
+   * The client for node registration, status and Lease renewals (default
+   * `client`). The kubelet's heartbeat client has no rate limit and a timeout
+   * of the status update period, so a backlog of pod status writes never
+   * holds a renewal past the node monitor's grace period.
+   */
+  heartbeatClient?: Client;
+  /** The client the default event broadcasters post through (default `client`; the kubelet's has its own limits, 5/10). */
+  eventClient?: Client;
   /** A shared factory to take the nodes and pods informers from; one is made otherwise. */
   informers?: SharedInformerFactory;
   clock?: Clock;
@@ -256,12 +265,12 @@ class Simulator implements NodeSimulator {
       const identity = { name, index: i, internalIP: nodeInternalIP(i), defaultPodCIDR: defaultPodCIDR(i) };
       let recorder = opts.recorderFor?.(name);
       if (!recorder) {
-        const broadcaster = newEventBroadcaster({ client: opts.client, clock: this.clock, logger: this.log.child({}, 'events') });
+        const broadcaster = newEventBroadcaster({ client: opts.eventClient ?? opts.client, clock: this.clock, logger: this.log.child({}, 'events') });
         this.broadcasters.push(broadcaster);
         recorder = broadcaster.newRecorder({ component: 'kubelet', host: name });
       }
       const agent = new NodeAgent({
-        client: opts.client,
+        client: opts.heartbeatClient ?? opts.client,
         clock: this.clock,
         logger: this.log,
         identity,
