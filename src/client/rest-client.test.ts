@@ -231,6 +231,50 @@ describe('RestClient errors', () => {
   });
 });
 
+describe('RestClient bodies and aborts', () => {
+  it('assembles a body sent in many chunks, with characters split between them', async () => {
+    const text = JSON.stringify({ items: Array.from({ length: 2000 }, (_, i) => ({ name: `pod-${i}`, note: 'naïve café ☃ 𝄞' })) });
+    const bytes = Buffer.from(text);
+    server.handle('GET', '/chunked', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      // 7-byte pieces split the multi-byte characters between chunks.
+      for (let i = 0; i < bytes.length; i += 7) res.write(bytes.subarray(i, i + 7));
+      res.end();
+    });
+    const c = newRestClient(newRestConfig({ host: server.url }));
+    assert.deepEqual(await c.request('GET', '/chunked'), JSON.parse(text));
+    assert.equal(await c.request('GET', '/chunked', { responseType: 'text' }), text);
+    await c.close();
+  });
+
+  it("rejects with the caller's reason when its signal aborts, before sending and while waiting for the answer", async () => {
+    server.handle('GET', '/hang2', () => undefined);
+    const c = newRestClient(newRestConfig({ host: server.url }));
+    const early = new AbortController();
+    early.abort(new Error('not wanted'));
+    await assert.rejects(c.request('GET', '/hang2', { signal: early.signal }), /not wanted/);
+    const ac = new AbortController();
+    const before = server.requests.length;
+    const p = assert.rejects(c.request('GET', '/hang2', { signal: ac.signal }), /gave up/);
+    await waitFor(() => server.requests.length > before, 5000, 'the request');
+    ac.abort(new Error('gave up'));
+    await p;
+    // The client still works afterwards.
+    assert.deepEqual(await c.request('GET', '/echo'), { ok: true });
+    await c.close();
+  });
+
+  it('returns undefined for an empty body', async () => {
+    server.handle('DELETE', '/empty', (_req, res) => {
+      res.writeHead(200);
+      res.end();
+    });
+    const c = newRestClient(newRestConfig({ host: server.url }));
+    assert.equal(await c.request('DELETE', '/empty'), undefined);
+    await c.close();
+  });
+});
+
 describe('RestClient retries', () => {
   it('waits Retry-After seconds on the clock after a 429 and retries', async () => {
     let n = 0;

@@ -9,7 +9,7 @@
  * passes the rate limiter. A 401 while using an exec plugin credential runs
  * the plugin again and retries once.
  */
-import { request as undiciRequest, type Dispatcher } from './undici.js';
+import { request as undiciRequest, requestBuffered, type Dispatcher } from './undici.js';
 import type { Clock } from '../util/clock/clock.js';
 import { realClock } from '../util/clock/clock.js';
 import { newLogger, type Logger } from '../util/log/logger.js';
@@ -159,31 +159,28 @@ class RestClientImpl implements RestClient {
 
   async request<T>(method: HttpMethod, path: string, opts: RequestOptions = {}): Promise<T> {
     const timeoutMs = opts.timeoutMs ?? this.config.timeoutMs;
-    const ac = new AbortController();
-    const onAbort = () => ac.abort(opts.signal?.reason);
     if (opts.signal?.aborted) throw opts.signal.reason;
-    opts.signal?.addEventListener('abort', onAbort, { once: true });
+    // A signal of our own only where a timeout needs one (most requests have neither a timeout nor a caller's signal).
+    let ac: AbortController | undefined;
+    let timer: { stop(): void } | undefined;
     let timedOut = false;
-    const timer =
-      timeoutMs > 0
-        ? this.clock.setTimer(() => {
-            timedOut = true;
-            ac.abort(new NetworkError(`${method} ${path}: request timed out after ${timeoutMs}ms`));
-          }, timeoutMs)
-        : undefined;
+    const onAbort = () => ac!.abort(opts.signal?.reason);
+    if (timeoutMs > 0) {
+      ac = new AbortController();
+      opts.signal?.addEventListener('abort', onAbort, { once: true });
+      timer = this.clock.setTimer(() => {
+        timedOut = true;
+        ac!.abort(new NetworkError(`${method} ${path}: request timed out after ${timeoutMs}ms`));
+      }, timeoutMs);
+    }
+    const signal = ac?.signal ?? opts.signal;
     try {
-      const res = await this.send(method, path, opts, ac.signal);
-      let text: string;
-      try {
-        text = await res.body.text();
-      } catch (err) {
-        throw this.failure(method, path, err, ac.signal, opts.signal, timedOut);
-      }
-      if (opts.responseType === 'text') return text as T;
-      if (!text) return undefined as T;
+      const res = await this.send(method, path, opts, signal, requestBuffered, (r) => Promise.resolve(r.body.toString('utf8')), false);
+      if (opts.responseType === 'text') return res.body.toString('utf8') as T;
+      if (res.body.length === 0) return undefined as T;
       let body: unknown;
       try {
-        body = JSON.parse(text);
+        body = JSON.parse(res.body.toString('utf8'));
       } catch (err) {
         throw new Error(`${method} ${path}: cannot decode response as JSON: ${(err as Error).message}`, { cause: err });
       }
@@ -195,11 +192,11 @@ class RestClientImpl implements RestClient {
       return body as T;
     } catch (err) {
       if (err instanceof StatusError || err instanceof NetworkError) throw err;
-      if (ac.signal.aborted) throw this.failure(method, path, err, ac.signal, opts.signal, timedOut);
+      if (signal?.aborted) throw this.failure(method, path, err, signal, opts.signal, timedOut);
       throw err;
     } finally {
       timer?.stop();
-      opts.signal?.removeEventListener('abort', onAbort);
+      if (ac) opts.signal?.removeEventListener('abort', onAbort);
     }
   }
 
@@ -209,7 +206,9 @@ class RestClientImpl implements RestClient {
     const onAbort = () => ac.abort(opts.signal?.reason);
     opts.signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      const res = await this.send(method, path, opts, ac.signal, true);
+      // reset: false keeps the connection after a DELETE with a body (undici closes it by default for methods that
+      // "expect no payload"): an API server answers it like any request, as Go's client assumes.
+      const res = await this.send(method, path, opts, ac.signal, (url, init) => undiciRequest(url, { ...init, reset: false }), (r) => r.body.text(), true);
       return {
         statusCode: res.statusCode,
         headers: res.headers,
@@ -237,8 +236,19 @@ class RestClientImpl implements RestClient {
     return new NetworkError(`${method} ${path}: ${errText(err)}`, { cause: err });
   }
 
-  /** Sends with retries; resolves with a 2xx response whose body is unread. */
-  private async send(method: HttpMethod, path: string, opts: RequestOptions, signal: AbortSignal, stream = false): Promise<Dispatcher.ResponseData> {
+  /**
+   * Sends with retries through `perform`; resolves with a 2xx response (its body unread when `perform` streams it).
+   * `errorText` reads an error response's body.
+   */
+  private async send<R extends { statusCode: number; headers: Record<string, string | string[] | undefined> }>(
+    method: HttpMethod,
+    path: string,
+    opts: RequestOptions,
+    signal: AbortSignal | undefined,
+    perform: (url: string, init: { method: HttpMethod; headers: Record<string, string>; body?: string | Buffer; signal?: AbortSignal; dispatcher: Dispatcher }) => Promise<R>,
+    errorText: (res: R) => Promise<string>,
+    stream: boolean,
+  ): Promise<R> {
     const url = buildUrl(this.config.host, path, opts.query);
     let body: string | Buffer | undefined;
     let contentType = opts.contentType;
@@ -268,15 +278,13 @@ class RestClientImpl implements RestClient {
         throw new Error(`${method} ${url}: getting credentials: ${(err as Error).message}`, { cause: err });
       }
       const start = this.clock.now();
-      let res: Dispatcher.ResponseData;
+      let res: R;
       try {
-        // reset: false keeps the connection after a DELETE with a body (undici closes it by default for
-        // methods that "expect no payload"): an API server answers it like any request, as Go's client assumes.
-        res = await undiciRequest(url, { method, headers, body, signal, dispatcher, reset: false });
+        res = await perform(url, { method, headers, ...(body !== undefined ? { body } : {}), ...(signal ? { signal } : {}), dispatcher });
       } catch (err) {
         this.metrics.requestResult('<error>', method, this.host);
         this.metrics.requestLatency(method, this.host, this.clock.since(start) / 1000);
-        if (signal.aborted) throw err;
+        if (signal?.aborted) throw err;
         if (method === 'GET' && isConnectionReset(err) && retries < this.maxRetries) {
           retries++;
           this.log.v(4).info({ url, err: errText(err), attempt: retries }, 'connection reset, retrying');
@@ -296,7 +304,7 @@ class RestClientImpl implements RestClient {
       }
       const code = res.statusCode;
       if (code >= 200 && code < 300) return res;
-      const text = await res.body.text().catch((err: unknown) => {
+      const text = await errorText(res).catch((err: unknown) => {
         this.log.v(2).info({ url, err: errText(err) }, 'cannot read error response body');
         return '';
       });
@@ -317,7 +325,7 @@ class RestClientImpl implements RestClient {
     }
   }
 
-  private async throttle(method: string, signal: AbortSignal): Promise<void> {
+  private async throttle(method: string, signal: AbortSignal | undefined): Promise<void> {
     const start = this.clock.now();
     await this.limiter.wait(signal);
     const waited = this.clock.since(start);

@@ -31,3 +31,87 @@ export function request(url: string | URL, opts: RequestOptions): Promise<Dispat
     method: opts.method ?? (opts.body ? 'PUT' : 'GET'),
   });
 }
+
+/** A whole response: status, headers (lower-case names; repeated ones as arrays) and the body. */
+export interface BufferedResponse {
+  statusCode: number;
+  headers: Record<string, string | string[]>;
+  body: Buffer;
+}
+
+/**
+ * `request` for a response read whole: a plain dispatch handler gathers the
+ * body, without undici's request machinery (an AsyncResource, a Readable body
+ * and its async iterator, an abort listener per request), which cost as much
+ * CPU as the HTTP exchange itself in a controller manager's many small
+ * requests. `signal` aborts the request at any point.
+ */
+export function requestBuffered(url: string, opts: { method: Dispatcher.HttpMethod; headers: Record<string, string>; body?: string | Buffer; signal?: AbortSignal; dispatcher: Dispatcher }): Promise<BufferedResponse> {
+  const { signal } = opts;
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  // The origin ends at the first '/' after the scheme's '//'; the rest is the path with its query.
+  const slash = url.indexOf('/', url.indexOf('//') + 2);
+  const origin = slash < 0 ? url : url.slice(0, slash);
+  const path = slash < 0 ? '/' : url.slice(slash);
+  return new Promise((resolve, reject) => {
+    let abort: ((err?: Error) => void) | undefined;
+    let statusCode = 0;
+    let headers: Record<string, string | string[]> = {};
+    const chunks: Buffer[] = [];
+    let settled = false;
+    const onAbort = () => {
+      if (abort) abort(signal!.reason as Error);
+      else finish(signal!.reason);
+    };
+    function finish(err: unknown, res?: BufferedResponse) {
+      if (settled) return;
+      settled = true;
+      signal?.removeEventListener('abort', onAbort);
+      if (res) resolve(res);
+      else reject(err);
+    }
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const handler: Dispatcher.DispatchHandler = {
+      onConnect(a) {
+        abort = a;
+        if (signal?.aborted) a(signal.reason as Error);
+      },
+      onHeaders(code, raw) {
+        if (code < 200) return true; // 1xx: informational, the response follows
+        statusCode = code;
+        headers = parseRawHeaders(raw as unknown as Buffer[]);
+        return true;
+      },
+      onData(chunk) {
+        chunks.push(chunk);
+        return true;
+      },
+      onComplete() {
+        finish(undefined, { statusCode, headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
+      },
+      onError(err) {
+        finish(err);
+      },
+    };
+    try {
+      // reset: false keeps the connection after a DELETE with a body (undici closes it by default for methods that
+      // "expect no payload"): an API server answers it like any request, as Go's client assumes.
+      opts.dispatcher.dispatch({ origin, path, method: opts.method, headers: opts.headers, body: opts.body ?? null, reset: false }, handler);
+    } catch (err) {
+      finish(err);
+    }
+  });
+}
+
+function parseRawHeaders(raw: Buffer[]): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = Object.create(null) as Record<string, string | string[]>; // a header named __proto__ stays a header
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i]!.toString('latin1').toLowerCase();
+    const value = raw[i + 1]!.toString('latin1');
+    const had = out[name];
+    if (had === undefined) out[name] = value;
+    else if (Array.isArray(had)) had.push(value);
+    else out[name] = [had, value];
+  }
+  return out;
+}
