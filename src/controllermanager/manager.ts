@@ -24,7 +24,7 @@ import type { CloudProvider } from '../cloudprovider/cloud.js';
 import { controllerEntry, loadController } from '../controllers/registry.js';
 import type { ControllerContext, ControllerDescriptor, ControllerOptions } from '../controllers/types.js';
 import type { Controller } from '../controller/types.js';
-import { newSharedInformerFactory, type SharedInformerFactory } from '../tools/cache/factory.js';
+import { newSharedInformerFactory, type SharedInformerFactory, type SharedInformerFactoryOptions } from '../tools/cache/factory.js';
 import { defaultIdentity, newLeaderElector, type LeaderElector } from '../tools/leaderelection/index.js';
 import { newEventBroadcaster } from '../tools/record/index.js';
 import { realClock, type Clock } from '../util/clock/clock.js';
@@ -59,6 +59,8 @@ export interface ControllerManagerConfig {
   configz?: () => unknown;
   /** How long to wait for the API server's /healthz (default 10 s). */
   apiServerWaitMs?: number;
+  /** Informers to take from another factory of the process rather than watch again (SharedInformerFactoryOptions.borrow). */
+  borrowInformers?: SharedInformerFactoryOptions['borrow'];
   /** Bound on waiting for controllers to stop after the signal (default 10 s). */
   shutdownTimeoutMs?: number;
   /** Pause between starting two controllers (`--controller-start-interval`). */
@@ -315,7 +317,12 @@ class Manager implements ControllerManager {
     client = withVersionFallbacks(client, fallbacks);
 
     const resync = opts.minResyncPeriodMs * (1 + Math.random());
-    const informers: SharedInformerFactory = newSharedInformerFactory(client, { defaultResyncMs: resync, clock: this.clock, logger: this.log.child({}, 'informers') });
+    const informers: SharedInformerFactory = newSharedInformerFactory(client, {
+      defaultResyncMs: resync,
+      clock: this.clock,
+      logger: this.log.child({}, 'informers'),
+      ...(this.cfg.borrowInformers ? { borrow: this.cfg.borrowInformers } : {}),
+    });
     const broadcaster = newEventBroadcaster({ client, clock: this.clock, logger: this.log.child({}, 'events') });
 
     // Each controller gets its own client, so its own QPS/burst budget, as kube-controller-manager's

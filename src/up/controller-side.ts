@@ -6,6 +6,7 @@
  * Runs in a child process or a worker thread (see supervisor.ts); the
  * configuration arrives as plain JSON and progress leaves as messages.
  */
+import { GVR } from '../api/gvr.js';
 import { setMaxListeners } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -93,6 +94,12 @@ export async function runControllerSide(cfg: ControllerSideConfig, signal: Abort
   const cloud = newCloudProvider(cfg.cm['cloud-provider'], cfg.cm['cloud-config'], cfg.loadBalancerIPRange ? { loadBalancerIPRange: cfg.loadBalancerIPRange } : undefined);
   const cloudTaints = cfg.cm['cloud-provider'] !== '' ? [{ key: UNINITIALIZED_TAINT_KEY, value: 'true', effect: 'NoSchedule' }] : [];
 
+  // The scheduler and the simulated kubelets read the same objects (pods above all): one set of
+  // informers for both, through the nodes' client, so each pod is cached and decoded once rather than twice.
+  // The controller manager borrows their pods and nodes informers too (see SharedInformerFactoryOptions.borrow).
+  const nodesClient = cfg.nodes > 0 ? newKubeClient({ ...base, qps: 0, burst: 0, userAgent: 'kcm-nodes/v0.1.0' }, { logger: newLogger('nodes') }) : undefined;
+  const sharedInformers = nodesClient ? newSharedInformerFactory(nodesClient, { clock: realClock, logger: newLogger('informers') }) : undefined;
+
   const cm = newControllerManager({
     restConfig: cmRest,
     ...(cloud ? { cloud } : {}),
@@ -123,12 +130,14 @@ export async function runControllerSide(cfg: ControllerSideConfig, signal: Abort
       : {}),
     configz: () => effectiveConfiguration(cfg.cm, formatDuration),
     apiServerWaitMs: cfg.cm['apiserver-wait-timeout'],
+    ...(sharedInformers ? { borrowInformers: { from: sharedInformers, resources: [GVR.pods, GVR.nodes] } } : {}),
     shutdownTimeoutMs: cfg.cm['shutdown-timeout'],
     logger: newLogger('controller-manager'),
     onProgress: (event) => send({ type: 'cm', event }),
   });
 
   const clients: KubeClient[] = [];
+  if (nodesClient) clients.push(nodesClient);
   const parts: Promise<unknown>[] = [];
   const stopAll = new AbortController();
   setMaxListeners(0, stopAll.signal);
@@ -138,11 +147,6 @@ export async function runControllerSide(cfg: ControllerSideConfig, signal: Abort
   // informer's list), so it starts first; the scheduler, the nodes and the provisioner are set up meanwhile.
   const cmRun = cm.run(stopAll.signal);
 
-  // The scheduler and the simulated kubelets read the same objects (pods above all): one set of
-  // informers for both, through the nodes' client, so each pod is cached and decoded once rather than twice.
-  const nodesClient = cfg.nodes > 0 ? newKubeClient({ ...base, qps: 0, burst: 0, userAgent: 'kcm-nodes/v0.1.0' }, { logger: newLogger('nodes') }) : undefined;
-  if (nodesClient) clients.push(nodesClient);
-  const sharedInformers = nodesClient ? newSharedInformerFactory(nodesClient, { clock: realClock, logger: newLogger('informers') }) : undefined;
 
   try {
     if (cfg.scheduler) {

@@ -133,6 +133,42 @@ describe('shared informer factory', () => {
     await f.shutdown();
   });
 
+  it('borrows the informers of the resources it is told to from another factory, which runs and stops them', async () => {
+    const clock = new FakeClock();
+    const lender = fakeClient({ [gvrString(GVR.pods)]: [podA] });
+    const own = fakeClient();
+    const from = newSharedInformerFactory(lender.client, { clock });
+    const f = newSharedInformerFactory(own.client, { clock, borrow: { from, resources: [GVR.pods, GVR.nodes] } });
+    const pods = f.pods();
+    assert.equal(pods, from.pods(), "the lender's informer itself");
+    assert.equal(f.hasInformer(GVR.pods), true);
+    assert.notEqual(f.deployments(), from.deployments(), 'other resources are its own');
+    // The borrower's start runs the borrowed informer; its wait includes it.
+    const ac = new AbortController();
+    f.start(ac.signal);
+    const synced = f.waitForCacheSync(ac.signal);
+    await clock.advance(100);
+    assert.deepEqual(await synced, new Map([[gvrString(GVR.deployments), true], [gvrString(GVR.pods), true]]));
+    assert.deepEqual(pods.getStore().listKeys(), ['ns/a']);
+    assert.equal(lender.lwFor(gvrString(GVR.pods)).listCalls.length, 1);
+    assert.equal(own.lwFor(gvrString(GVR.pods)).listCalls.length, 0, "one watch: the lender's");
+    // Neither the borrower's signal nor its shutdown stops the lender's informer; the lender's shutdown does.
+    ac.abort();
+    await f.shutdown();
+    assert.equal(pods.isStopped(), false);
+    assert.equal(f.deployments().isStopped(), true);
+    await from.shutdown();
+    assert.equal(pods.isStopped(), true);
+  });
+
+  it('borrows nothing when scoped to a namespace or tweaking list options', () => {
+    const from = newSharedInformerFactory(fakeClient().client, { clock: new FakeClock() });
+    const scoped = newSharedInformerFactory(fakeClient().client, { clock: new FakeClock(), namespace: 'ns', borrow: { from, resources: [GVR.pods] } });
+    assert.notEqual(scoped.pods(), from.pods());
+    const tweaked = newSharedInformerFactory(fakeClient().client, { clock: new FakeClock(), tweakListOptions: () => undefined, borrow: { from, resources: [GVR.pods] } });
+    assert.notEqual(tweaked.pods(), from.pods());
+  });
+
   it('reports an informer as not synced when the wait is aborted', async () => {
     const clock = new FakeClock();
     const { client, lwFor } = fakeClient();

@@ -104,7 +104,21 @@ export interface SharedInformerFactoryOptions {
   /** Replaces the default transform (stripManagedFields). */
   transform?: TransformFunc;
   logger?: Logger;
+  /**
+   * Full informers of these resources come from `from`, another factory of
+   * this process that watches them anyway (kcm up's scheduler and simulated
+   * kubelets lend theirs to its controller manager): one watch, one decode
+   * and one cache per object instead of two. A borrowed informer keeps
+   * `from`'s resync period (handlers added here get no default resync of
+   * their own), runs from the first start() of either factory and stops with
+   * `from`'s shutdown, never with this factory's. Ignored with `namespace`
+   * or `tweakListOptions`, which `from`'s informers would not honour.
+   */
+  borrow?: { from: SharedInformerFactory; resources: readonly GroupVersionResource[] };
 }
+
+/** The lifetime given to a lender's start(): its informers stop with its own shutdown only. */
+const NEVER = new AbortController().signal;
 
 export interface SharedInformerFactory extends BuiltinInformers {
   forResource<T extends KubeObject = KubeObject>(gvr: GroupVersionResource): SharedIndexInformer<T>;
@@ -136,6 +150,9 @@ export function stripManagedFields(obj: unknown): unknown {
 
 class Factory {
   private readonly informers = new Map<string, SharedIndexInformer<KubeObject>>();
+  /** Informers borrowed from opts.borrow.from, by key. */
+  private readonly borrowed = new Map<string, SharedIndexInformer<KubeObject>>();
+  private readonly lendable: Set<string>;
   private readonly running = new Map<string, Promise<void>>();
   private readonly stop = new AbortController();
   private shuttingDown = false;
@@ -148,6 +165,7 @@ class Factory {
   ) {
     this.clock = opts.clock ?? realClock;
     this.log = opts.logger ?? newLogger('informers');
+    this.lendable = new Set(opts.borrow && !opts.namespace && !opts.tweakListOptions ? opts.borrow.resources.map(gvrString) : []);
     // One listener per informer: not a leak however many informers there are.
     setMaxListeners(0, this.stop.signal);
   }
@@ -166,6 +184,14 @@ class Factory {
 
   forResource<T extends KubeObject = KubeObject>(gvr: GroupVersionResource): SharedIndexInformer<T> {
     const name = gvrString(gvr);
+    if (this.lendable.has(name)) {
+      let inf = this.borrowed.get(name);
+      if (!inf) {
+        inf = this.opts.borrow!.from.forResource(gvr);
+        this.borrowed.set(name, inf);
+      }
+      return inf as unknown as SharedIndexInformer<T>;
+    }
     return this.informerFor<T>(name, (client, resyncMs) => {
       let ri = client.resource<T>(gvr);
       if (this.opts.namespace) ri = ri.namespace(this.opts.namespace);
@@ -174,7 +200,7 @@ class Factory {
   }
 
   hasInformer(gvr: GroupVersionResource): boolean {
-    return this.informers.has(gvrString(gvr));
+    return this.informers.has(gvrString(gvr)) || this.borrowed.has(gvrString(gvr));
   }
 
   forResourceMetadata(gvr: GroupVersionResource): SharedIndexInformer<PartialObjectMetadata> {
@@ -188,6 +214,7 @@ class Factory {
 
   start(signal: AbortSignal): void {
     if (this.shuttingDown) return;
+    if (this.borrowed.size > 0) this.opts.borrow!.from.start(NEVER);
     const starting = [...this.informers].filter(([key]) => !this.running.has(key));
     if (starting.length === 0) return;
     // The informers started now stop when `signal` or the factory's shutdown aborts: one listener on
@@ -221,11 +248,14 @@ class Factory {
     if (signal.aborted) onAbort();
     else signal.addEventListener('abort', onAbort, { once: true });
     try {
-      await Promise.all(
-        Array.from(this.running.keys()).map(async (key) => {
+      await Promise.all([
+        ...Array.from(this.running.keys()).map(async (key) => {
           out.set(key, await this.informers.get(key)!.whenSynced(waiting.signal));
         }),
-      );
+        ...Array.from(this.borrowed).map(async ([key, inf]) => {
+          out.set(key, await inf.whenSynced(waiting.signal));
+        }),
+      ]);
     } finally {
       signal.removeEventListener('abort', onAbort);
     }
