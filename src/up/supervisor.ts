@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import type { Logger } from '../util/log/logger.js';
 import type { ControllerSideConfig, ControllerSideMessage } from './controller-side.js';
 import { newRestartBackoff } from './restart-backoff.js';
+import { CONTROLLER_SIDE_YOUNG_GENERATION_MB, controllerSideExecArgv } from './v8-flags.js';
 
 export type Isolation = 'process' | 'thread';
 
@@ -55,7 +56,7 @@ export interface PreforkedProcess {
 }
 
 function forkControllerSide(): ChildProcess {
-  return fork(entry, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: process.execArgv.filter((a) => !a.startsWith('--inspect')) });
+  return fork(entry, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: controllerSideExecArgv(process.execArgv) });
 }
 
 export function preforkControllerSide(): PreforkedProcess {
@@ -95,7 +96,7 @@ function startProcess(config: ControllerSideConfig, onMessage: (m: ControllerSid
 }
 
 function startThread(config: ControllerSideConfig, onMessage: (m: ControllerSideMessage) => void): Running {
-  const worker = new Worker(entry, { workerData: config });
+  const worker = new Worker(entry, { workerData: config, resourceLimits: { maxYoungGenerationSizeMb: CONTROLLER_SIDE_YOUNG_GENERATION_MB } });
   worker.on('message', (m) => onMessage(m as ControllerSideMessage));
   const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => {
     worker.once('exit', (code) => resolve({ code, signal: null }));
