@@ -16,10 +16,12 @@ import { setHeartbeatPaused } from './pause.js';
 setLogOutput(() => {});
 
 /** `seed` stores objects before the simulator starts (as after a restart of kcm). */
-async function start(opts: Partial<NodeSimulatorOptions> = {}, informerOpts?: SharedInformerFactoryOptions, seed?: (fake: FakeClient, clock: FakeClock) => void) {
+/** `opts` may be made from the fake client (to wrap it). */
+async function start(opts: Partial<NodeSimulatorOptions> | ((fake: FakeClient) => Partial<NodeSimulatorOptions>) = {}, informerOpts?: SharedInformerFactoryOptions, seed?: (fake: FakeClient, clock: FakeClock) => void) {
   const clock = new FakeClock();
   const fake = newFakeClient({ clock });
   seed?.(fake, clock);
+  if (typeof opts === 'function') opts = opts(fake);
   const recorder = newFakeRecorder();
   const informers = informerOpts ? newSharedInformerFactory(fake, { clock, ...informerOpts }) : undefined;
   const sim = newNodeSimulator({ client: fake, clock, count: 2, recorderFor: () => recorder, ...(informers ? { informers } : {}), ...opts });
@@ -125,37 +127,21 @@ describe('newNodeSimulator', () => {
   });
 
   it('renews leases and posts node status through the heartbeat client, events through the event client, pods through the other', async () => {
-    const clock = new FakeClock();
-    const fake = newFakeClient({ clock });
     const asked = { pods: new Set<string>(), heartbeat: new Set<string>(), events: new Set<string>() };
-    const recording = (seen: Set<string>): Client => ({
+    const recording = (fake: FakeClient, seen: Set<string>): Client => ({
       resource: (gvr) => (seen.add(gvr.resource), fake.resource(gvr)),
       metadata: (gvr) => (seen.add(gvr.resource), fake.metadata(gvr)),
     });
-    const sim = newNodeSimulator({ client: recording(asked.pods), heartbeatClient: recording(asked.heartbeat), eventClient: recording(asked.events), clock, count: 1 });
-    const ac = new AbortController();
-    const done = sim.run(ac.signal);
-    const settle = async () => {
-      for (let i = 0; i < 20; i++) {
-        await clock.advance(0);
-        await sim.whenIdle();
-        await flushMicrotasks();
-      }
-    };
-    await settle();
-    seedPod(fake, { nodeName: 'kcm-node-0', containers: [{ name: 'web', image: 'nginx' }] });
-    for (let t = 0; t < 11_000; t += 100) {
-      await clock.advance(100);
-      await settle();
-    }
-    assert.equal(storedPod(fake)!.status!.phase, 'Running');
-    assert.ok(fake.actions().some((a) => a.verb === 'update' && a.resource === 'leases'), 'the lease was renewed');
+    // No recorderFor: the default event broadcasters, on the event client.
+    const h = await start((fake) => ({ client: recording(fake, asked.pods), heartbeatClient: recording(fake, asked.heartbeat), eventClient: recording(fake, asked.events), count: 1, recorderFor: undefined }));
+    seedPod(h.fake, { nodeName: 'kcm-node-0', containers: [{ name: 'web', image: 'nginx' }] });
+    await h.advance(11_000);
+    assert.equal(storedPod(h.fake)!.status!.phase, 'Running');
+    assert.ok(h.fake.actions().some((a) => a.verb === 'update' && a.resource === 'leases'), 'the lease was renewed');
     assert.deepEqual([...asked.heartbeat].sort(), ['leases', 'nodes']);
     assert.ok(asked.pods.has('pods') && !asked.pods.has('leases'), [...asked.pods].join());
     assert.ok(asked.events.has('events') && !asked.pods.has('events'), [...asked.events].join());
-    ac.abort();
-    await settle();
-    await done;
+    await h.stop();
   });
 
   it('stops renewing a paused node and resumes at once when the annotation goes', async () => {
