@@ -6,10 +6,10 @@
  * Runs in a child process or a worker thread (see supervisor.ts); the
  * configuration arrives as plain JSON and progress leaves as messages.
  */
-import { GVR } from '../api/gvr.js';
 import { setMaxListeners } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { GVR } from '../api/gvr.js';
 import { join } from 'node:path';
 import { newKubeClient, type KubeClient } from '../client/client.js';
 import { loadKubeconfig } from '../client/kubeconfig.js';
@@ -146,7 +146,6 @@ export async function runControllerSide(cfg: ControllerSideConfig, signal: Abort
   // The controller manager's way to ready is the longest (the API server's health, its Lease, discovery, every
   // informer's list), so it starts first; the scheduler, the nodes and the provisioner are set up meanwhile.
   const cmRun = cm.run(stopAll.signal);
-
 
   try {
     if (cfg.scheduler) {
