@@ -22,14 +22,18 @@ export type RequestOptions = Omit<Dispatcher.RequestOptions, 'origin' | 'path' |
  * (GET, or PUT with a body) go to the dispatcher's request.
  */
 export function request(url: string | URL, opts: RequestOptions): Promise<Dispatcher.ResponseData> {
-  const u = typeof url === 'string' ? new URL(url) : url;
   const { dispatcher, ...rest } = opts;
   return apiRequest.call(dispatcher, {
     ...rest,
-    origin: u.origin,
-    path: u.search ? `${u.pathname}${u.search}` : u.pathname,
+    ...originAndPath(url),
     method: opts.method ?? (opts.body ? 'PUT' : 'GET'),
   });
+}
+
+/** What a dispatcher takes of an absolute URL: its origin and its path with the query (normalised as URL does). */
+function originAndPath(url: string | URL): { origin: string; path: string } {
+  const u = typeof url === 'string' ? new URL(url) : url;
+  return { origin: u.origin, path: u.search ? `${u.pathname}${u.search}` : u.pathname };
 }
 
 /** A whole response: status, headers (lower-case names; repeated ones as arrays) and the body. */
@@ -49,10 +53,7 @@ export interface BufferedResponse {
 export function requestBuffered(url: string, opts: { method: Dispatcher.HttpMethod; headers: Record<string, string>; body?: string | Buffer; signal?: AbortSignal; dispatcher: Dispatcher }): Promise<BufferedResponse> {
   const { signal } = opts;
   if (signal?.aborted) return Promise.reject(signal.reason);
-  // The origin ends at the first '/' after the scheme's '//'; the rest is the path with its query.
-  const slash = url.indexOf('/', url.indexOf('//') + 2);
-  const origin = slash < 0 ? url : url.slice(0, slash);
-  const path = slash < 0 ? '/' : url.slice(slash);
+  const { origin, path } = originAndPath(url);
   return new Promise((resolve, reject) => {
     let abort: ((err?: Error) => void) | undefined;
     let statusCode = 0;
