@@ -9,8 +9,8 @@
 import { setMaxListeners } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { GVR } from '../api/gvr.js';
 import { join } from 'node:path';
+import { GVR } from '../api/gvr.js';
 import { newKubeClient, type KubeClient } from '../client/client.js';
 import { loadKubeconfig } from '../client/kubeconfig.js';
 import { leaderElectionRestConfig, viaUnixSocket, type RestConfig } from '../client/rest-config.js';
