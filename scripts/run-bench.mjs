@@ -6,7 +6,7 @@
 // ../shared/tools/build-real-k8s.sh builds them); their kcm/real ratios are
 // printed again together at the end.
 // Usage: node scripts/run-bench.mjs [name-filter...]
-import { readdirSync, existsSync } from 'node:fs';
+import { readdirSync, existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import os from 'node:os';
@@ -23,6 +23,16 @@ const files = existsSync(dir)
 if (files.length === 0) {
   console.error('run-bench: no benchmarks found in dist/bench (did tsc run?)');
   process.exit(1);
+}
+// bin/kcm.js runs the bundle only when no tsc wrote dist/src after it: rebuild a stale bundle here, or the benchmarks
+// would silently measure the unbundled code (slower to load).
+const mtime = (p) => (existsSync(p) ? statSync(p).mtimeMs : -1);
+if (mtime(join(root, 'dist', '.tsbuildinfo')) > mtime(join(root, 'dist', 'bundle', 'kcm.js'))) {
+  const b = spawnSync(process.execPath, [join(root, 'scripts', 'bundle.mjs')], { cwd: root, stdio: 'inherit' });
+  if (b.status !== 0) {
+    console.error('run-bench: the bundle did not build (scripts/bundle.mjs)');
+    process.exit(1);
+  }
 }
 const cpus = os.cpus();
 console.log(`## ${new Date().toISOString().slice(0, 10)}: ${cpus.length} x ${cpus[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}\n`);
