@@ -24,7 +24,7 @@ async function start(opts: Partial<NodeSimulatorOptions> | ((fake: FakeClient) =
   if (typeof opts === 'function') opts = opts(fake);
   const recorder = newFakeRecorder();
   const informers = informerOpts ? newSharedInformerFactory(fake, { clock, ...informerOpts }) : undefined;
-  const sim = newNodeSimulator({ client: fake, clock, count: 2, recorderFor: () => recorder, ...(informers ? { informers } : {}), ...opts });
+  const sim = newNodeSimulator({ client: fake, clock, count: 2, recorderFor: () => recorder, probeJitter: false, ...(informers ? { informers } : {}), ...opts });
   const ac = new AbortController();
   const done = sim.run(ac.signal);
   const settle = async () => {
@@ -339,6 +339,20 @@ describe('newNodeSimulator', () => {
     await h.fake.resource(GVR.pods).namespace('default').patch('p', 'merge', { metadata: { annotations: { 'probe.kcm.dev/fail': null } } });
     await h.advance(1_100);
     assert.equal(ready(), 'True');
+    await h.stop();
+  });
+
+  it("puts each probe's ticks where its drawn phase says, as the kubelet's worker after its random start delay", async () => {
+    const draws = [0.5];
+    const h = await start({ probeJitter: () => draws.shift() ?? 0 });
+    seedPod(h.fake, { nodeName: 'kcm-node-0', containers: [{ name: 'web', image: 'nginx', ports: [{ containerPort: 80 }], readinessProbe: { httpGet: { port: 80 }, periodSeconds: 10 } }] });
+    await h.settle();
+    const ready = () => storedPod(h.fake)!.status!.conditions!.find((c) => c.type === 'Ready')!.status;
+    await h.advance(4_900);
+    assert.equal(ready(), 'False', 'no probe before half a period');
+    await h.advance(200);
+    assert.equal(ready(), 'True', 'the first tick at half a period after admission');
+    assert.deepEqual(draws, [], 'one draw for the one probe');
     await h.stop();
   });
 

@@ -131,6 +131,12 @@ export interface NodeSimulatorOptions {
   kubeletServer?: { token?: string; address?: string; port?: number };
   /** Images that fail to pull beyond those that cannot exist (image.ts). */
   imagePullRule?: ImagePullRule;
+  /**
+   * Where each probe's ticks fall in its period, drawn per container and probe kind when a pod is admitted
+   * (PodRuntimeOptions.probeJitter). Default Math.random, as the kubelet; false: a probe first runs exactly
+   * initialDelaySeconds after its container started.
+   */
+  probeJitter?: (() => number) | false;
 }
 
 export interface NodeSimulator {
@@ -784,6 +790,7 @@ class Simulator implements NodeSimulator {
         spawn: (c, _pod, at) => sandbox!.spawn(c, at),
         http: (host, port, path) => sandbox!.httpGet(host, port, path),
         ...(this.opts.imagePullRule ? { imagePullRule: this.opts.imagePullRule } : {}),
+        ...(this.opts.probeJitter !== false ? { probeJitter: this.opts.probeJitter ?? Math.random } : {}),
       });
       const allocatable = (node.status?.allocatable as Record<string, string> | undefined) ?? { ...this.capacity };
       sn.hostFs ??= createStandardFs({

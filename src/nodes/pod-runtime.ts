@@ -96,6 +96,8 @@ export interface ContainerSim {
   previousLog?: ContainerLog;
   /** The prober workers of the running instance. */
   probes: ProbeWorker[];
+  /** Where the probes' ticks fall in their periods (PodRuntimeOptions.probeJitter), by kind, once drawn. */
+  probePhase?: Partial<Record<ProbeKind, number>>;
   /** Set while the running instance is being stopped. */
   kill?: Kill;
   /** Killed by a failed liveness/startup probe or postStart hook: restarts whatever its exit code (unless restartPolicy Never). */
@@ -117,6 +119,12 @@ export interface PodRuntimeOptions {
   http?: HttpGet;
   /** Images that fail to pull beyond those that cannot exist. */
   imagePullRule?: ImagePullRule;
+  /**
+   * A number in [0, 1) per container and probe kind, drawn once at admission: where in its period the probe's ticks
+   * fall, as the kubelet's prober worker sleeps a random part of a period before its first tick (Math.random there).
+   * Default: none, a probe first runs exactly initialDelaySeconds after its container started.
+   */
+  probeJitter?: () => number;
 }
 
 /** An HTTP GET as the kubelet's prober and hook runner make it: the status, or why no connection was made. */
@@ -241,7 +249,7 @@ export class PodRuntime {
         const run = this.spawn(c, startedAt);
         c.state = 'error' in run ? { kind: 'waiting', reason: 'CreateContainerConfigError', message: run.error } : { kind: 'running', id: id(cs.containerID), startedAt, run };
         c.everStarted = true;
-        c.probes = newProbeWorkers(c.spec, startedAt);
+        c.probes = this.probeWorkers(c, startedAt);
         for (const w of c.probes) w.nextAt = Math.max(w.nextAt, this.admittedAt);
         // A kubelet restart keeps results it can see: started and ready as reported.
         for (const w of c.probes) {
@@ -536,6 +544,14 @@ export class PodRuntime {
     for (const c of this.all()) if (!c.sidecar && c.state.kind === 'running' && !c.kill) this.beginKill(c, now, graceMs, 'delete');
   }
 
+  /** The prober workers of an instance of `c` started at `startedAt`. */
+  private probeWorkers(c: ContainerSim, startedAt: number): ProbeWorker[] {
+    const jitter = this.opts.probeJitter;
+    if (!jitter) return newProbeWorkers(c.spec, startedAt);
+    const phase = (c.probePhase ??= {});
+    return newProbeWorkers(c.spec, startedAt, (kind, period) => this.admittedAt + (phase[kind] ??= jitter()) * period);
+  }
+
   /** Runs the probes of `c` due by `now`; returns whether its started or ready state changed. */
   private runProbes(c: ContainerSim, now: number, due: number[], readinessOnly: boolean): boolean {
     if (c.state.kind !== 'running') return false;
@@ -672,7 +688,7 @@ export class PodRuntime {
     c.state = { kind: 'running', id: newContainerId(), startedAt: now, run };
     c.forceRestart = false;
     c.kill = undefined;
-    c.probes = newProbeWorkers(c.spec, now);
+    c.probes = this.probeWorkers(c, now);
     for (const w of c.probes) due.push(w.nextAt);
     // The process runs from now on; the caller's next step (due now) sees whether it already ended.
     const first = run.advance(now);

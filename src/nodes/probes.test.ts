@@ -5,7 +5,7 @@ import { runtimeHarness, runtimePod as pod } from './runtime-harness.js';
 
 const harness = runtimeHarness;
 
-import { parseForcedFailures, PROBE_FAIL_ANNOTATION } from './probes.js';
+import { newProbeWorkers, parseForcedFailures, PROBE_FAIL_ANNOTATION } from './probes.js';
 
 const LIVENESS_DEMO: Container = {
   name: 'liveness',
@@ -205,6 +205,18 @@ describe('probes', () => {
     assert.equal(h.status().initContainerStatuses![0]!.restartCount, 1);
     assert.ok(h.status().containerStatuses![0]!.state!.running, 'the app keeps running');
     assert.equal(h.status().conditions!.find((c) => c.type === 'Initialized')!.status, 'True');
+  });
+
+  it('runs a probe first on its tick at or after the initial delay when its ticks have a phase', () => {
+    const c: Container = { name: 'c', image: 'nginx', readinessProbe: { exec: { command: ['true'] }, initialDelaySeconds: 5, periodSeconds: 10 }, livenessProbe: { exec: { command: ['true'] } } };
+    assert.deepEqual(newProbeWorkers(c, 1_000).map((w) => [w.kind, w.nextAt]), [['liveness', 1_000], ['readiness', 6_000]], 'no phase: at the delay exactly');
+    // Ticks at 3 s + k * 10 s: the first at or after 6 s (started 1 s + 5 s delay) is 13 s; liveness (no delay) 3 s.
+    const origin = () => 3_000;
+    assert.deepEqual(newProbeWorkers(c, 1_000, origin).map((w) => [w.kind, w.nextAt]), [['liveness', 3_000], ['readiness', 13_000]]);
+    // A restarted instance keeps the ticker: started at 47 s, the ticks of 53 s (liveness) and 53 s (readiness, after 52 s).
+    assert.deepEqual(newProbeWorkers(c, 47_000, origin).map((w) => [w.kind, w.nextAt]), [['liveness', 53_000], ['readiness', 53_000]]);
+    // A tick exactly at the delay runs then.
+    assert.deepEqual(newProbeWorkers(c, 8_000, origin).map((w) => w.nextAt), [13_000, 13_000]);
   });
 
   it('parses the annotation per container and probe kind, with * for all', () => {

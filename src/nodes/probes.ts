@@ -58,13 +58,27 @@ export function periodMs(p: Probe): number {
   return Math.max(1, p.periodSeconds ?? 10) * 1000;
 }
 
-/** The workers of a container instance that started at `startedAt`. */
-export function newProbeWorkers(c: Container, startedAt: number): ProbeWorker[] {
+/**
+ * The workers of a container instance that started at `startedAt`. Without
+ * `tickOrigin` a probe first runs exactly initialDelaySeconds after the start.
+ * With it, as the kubelet's worker, whose ticker started with the pod (after a
+ * random part of a period) and does not restart with the container: the
+ * probe's ticks fall at `tickOrigin(kind, period) + k * period`, and the first
+ * to run is the first tick at or after the initial delay.
+ */
+export function newProbeWorkers(c: Container, startedAt: number, tickOrigin?: (kind: ProbeKind, periodMs: number) => number): ProbeWorker[] {
   const out: ProbeWorker[] = [];
   for (const kind of KINDS) {
     const probe = probeOf(c, kind);
     if (!probe) continue;
-    out.push({ kind, probe, nextAt: startedAt + Math.max(0, probe.initialDelaySeconds ?? 0) * 1000, resultRun: 0, onHold: false });
+    const earliest = startedAt + Math.max(0, probe.initialDelaySeconds ?? 0) * 1000;
+    let nextAt = earliest;
+    if (tickOrigin) {
+      const period = periodMs(probe);
+      const origin = tickOrigin(kind, period);
+      nextAt = origin + Math.max(0, Math.ceil((earliest - origin) / period)) * period;
+    }
+    out.push({ kind, probe, nextAt, resultRun: 0, onHold: false });
   }
   return out;
 }
