@@ -10,9 +10,9 @@
  */
 import { createPrivateKey, randomBytes, X509Certificate } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { isIP } from 'node:net';
 import { join } from 'node:path';
 import { newCA, newSignedCert, type KeyPair } from '../../util/cert/cert.js';
+import { ipFamily } from '../../util/net/ip.js';
 import type { Logger } from '../../util/log/logger.js';
 
 /** The DNS names kube-apiserver always puts in its serving certificate. */
@@ -108,7 +108,7 @@ export function ensurePki(dir: string, opts: PkiOptions = {}): Pki {
   }
 
   const dnsNames = [...new Set([...defaultServingDnsNames, ...(opts.dnsNames ?? [])])];
-  const ipAddresses = [...new Set(['127.0.0.1', '::1', ...(opts.ipAddresses ?? [])])].filter((ip) => isIP(ip) !== 0);
+  const ipAddresses = [...new Set(['127.0.0.1', '::1', ...(opts.ipAddresses ?? [])])].filter((ip) => ipFamily(ip) !== 0);
   let serving = readPair(paths.servingCert, paths.servingKey);
   const problem = serving ? servingCertProblem(serving, ca, dnsNames, ipAddresses, now) : 'missing';
   if (problem !== undefined) {

@@ -5,7 +5,7 @@
  * and a small DER encoder (no external tooling).
  */
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign, X509Certificate, type KeyObject } from 'node:crypto';
-import { isIP } from 'node:net';
+import { ipBytes } from '../net/ip.js';
 import * as der from './der.js';
 
 export interface KeyPair {
@@ -47,18 +47,6 @@ function name(cn: string, orgs: string[] = []): Buffer {
   const rdns = orgs.map((o) => der.set(der.sequence(der.oid(OID.organization), der.utf8String(o))));
   rdns.push(der.set(der.sequence(der.oid(OID.commonName), der.utf8String(cn))));
   return der.sequence(...rdns);
-}
-
-function ipBytes(ip: string): Buffer {
-  if (isIP(ip) === 4) return Buffer.from(ip.split('.').map(Number));
-  // IPv6: expand '::'
-  const [head, tail] = ip.includes('::') ? ip.split('::') : [ip, undefined];
-  const h = head ? head.split(':') : [];
-  const t = tail !== undefined && tail !== '' ? tail.split(':') : [];
-  const groups = tail === undefined ? h : [...h, ...Array(8 - h.length - t.length).fill('0'), ...t];
-  const out = Buffer.alloc(16);
-  groups.forEach((g, i) => out.writeUInt16BE(parseInt(g || '0', 16), i * 2));
-  return out;
 }
 
 function extension(id: string, critical: boolean, value: Buffer): Buffer {

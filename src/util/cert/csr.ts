@@ -6,8 +6,7 @@
  * from the request, key usages from the caller, no CA bit.
  */
 import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign, verify, X509Certificate, type KeyObject } from 'node:crypto';
-import { isIP } from 'node:net';
-import { formatIPv6 } from '../net/ip.js';
+import { formatIPv6, ipBytes } from '../net/ip.js';
 import * as der from './der.js';
 import { children, decodeOid, decodeString, DerError, expectTag, readOne, type Tlv } from './der-reader.js';
 
@@ -191,17 +190,6 @@ export function parseCSR(pem: string | Buffer): CertificateRequest {
 function toPem(label: string, body: Buffer): string {
   const b64 = body.toString('base64').replace(/(.{64})/g, '$1\n').replace(/\n$/, '');
   return `-----BEGIN ${label}-----\n${b64}\n-----END ${label}-----\n`;
-}
-
-function ipBytes(ip: string): Buffer {
-  if (isIP(ip) === 4) return Buffer.from(ip.split('.').map(Number));
-  const [head, tail] = ip.includes('::') ? ip.split('::') : [ip, undefined];
-  const h = head ? head.split(':') : [];
-  const t = tail !== undefined && tail !== '' ? tail.split(':') : [];
-  const groups = tail === undefined ? h : [...h, ...Array<string>(8 - h.length - t.length).fill('0'), ...t];
-  const out = Buffer.alloc(16);
-  groups.forEach((g, i) => out.writeUInt16BE(parseInt(g || '0', 16), i * 2));
-  return out;
 }
 
 function generalNames(o: { dnsNames?: string[]; ipAddresses?: string[]; emailAddresses?: string[]; uris?: string[] }): Buffer[] {
