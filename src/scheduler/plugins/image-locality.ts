@@ -5,6 +5,7 @@
  */
 import type { Node } from 'kubernetes-types/core/v1.js';
 import { MAX_NODE_SCORE, type ScorePlugin } from '../framework.js';
+import type { NodeInfo } from '../node-info.js';
 
 const MB = 1024 * 1024;
 const MIN_THRESHOLD = 23 * MB;
@@ -18,11 +19,18 @@ export function normalizedImageName(name: string): string {
   return name;
 }
 
+/** A node object's images by normalized name (objects from informers are never changed in place, so kept per object). */
+const imagesOfNode = new WeakMap<Node, Map<string, number>>();
+
 function nodeImages(node: Node | undefined): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const img of node?.status?.images ?? []) {
+  if (!node) return new Map();
+  let out = imagesOfNode.get(node);
+  if (out) return out;
+  out = new Map<string, number>();
+  for (const img of node.status?.images ?? []) {
     for (const n of img.names ?? []) out.set(normalizedImageName(n), img.sizeBytes ?? 0);
   }
+  imagesOfNode.set(node, out);
   return out;
 }
 
@@ -32,20 +40,37 @@ interface ImageState {
   images: Map<string, Map<string, number>>; // node -> image -> size
   numNodesWithImage: Map<string, number>;
   totalNodes: number;
+  /** The node objects it was made from, in list order. */
+  nodeObjects: (Node | undefined)[];
+}
+
+/**
+ * The images of a snapshot's node list. The scheduler cache makes a new list whenever a node changes (pods
+ * change NodeInfos, not the list or their nodes), so a list's state holds until then, as upstream keeps image
+ * states in its cache instead of going over every node's images in each cycle.
+ */
+const stateOfNodes = new WeakMap<readonly NodeInfo[], ImageState>();
+
+function imageState(nodes: readonly NodeInfo[]): ImageState {
+  let state = stateOfNodes.get(nodes);
+  // A node updated in place (a NodeInfo given a new object without a new list) makes the state again.
+  if (state && state.nodeObjects.length === nodes.length && nodes.every((info, i) => state!.nodeObjects[i] === info.node)) return state;
+  const images = new Map<string, Map<string, number>>();
+  const numNodesWithImage = new Map<string, number>();
+  for (const info of nodes) {
+    const m = nodeImages(info.node);
+    images.set(info.node?.metadata?.name ?? '', m);
+    for (const k of m.keys()) numNodesWithImage.set(k, (numNodesWithImage.get(k) ?? 0) + 1);
+  }
+  state = { images, numNodesWithImage, totalNodes: nodes.length, nodeObjects: nodes.map((info) => info.node) };
+  stateOfNodes.set(nodes, state);
+  return state;
 }
 
 export const imageLocality: ScorePlugin = {
   name: 'ImageLocality',
   preScore(ctx) {
-    const images = new Map<string, Map<string, number>>();
-    const numNodesWithImage = new Map<string, number>();
-    for (const info of ctx.snapshot.nodes) {
-      const m = nodeImages(info.node);
-      images.set(info.node?.metadata?.name ?? '', m);
-      for (const k of m.keys()) numNodesWithImage.set(k, (numNodesWithImage.get(k) ?? 0) + 1);
-    }
-    const state: ImageState = { images, numNodesWithImage, totalNodes: ctx.snapshot.nodes.length };
-    ctx.state.set(STATE_KEY, state);
+    ctx.state.set(STATE_KEY, imageState(ctx.snapshot.nodes));
     return undefined;
   },
   score(ctx, info) {
