@@ -41,6 +41,34 @@ describe('event broadcaster', () => {
     await b.shutdown();
   });
 
+  it('drops events beyond maxQueued while the sink is busy, logging each drop', async () => {
+    const clock = new FakeClock();
+    const fake = newFakeClient({ clock });
+    let release!: () => void;
+    const blocked = new Promise<void>((r) => (release = r));
+    let first = true;
+    fake.prependReactor('create', 'events', () => (first ? ((first = false), blocked.then(() => undefined)) : undefined));
+    const lines: string[] = [];
+    const restore = setLogOutput((l) => lines.push(l));
+    try {
+      const b = newEventBroadcaster({ client: fake, clock, maxQueued: 2 });
+      const rec = b.newRecorder({ component: 'default-scheduler' });
+      for (let i = 0; i < 5; i++) rec.event({ ...rs, metadata: { ...rs.metadata, name: `p${i}`, uid: `u${i}` } }, 'Normal', 'Scheduled', `assigned p${i}`);
+      await flushMicrotasks();
+      // p0 is being written, p1 and p2 wait, p3 and p4 found the queue full.
+      const drops = lines.filter((l) => l.includes('unable to record event, dropped it'));
+      assert.equal(drops.length, 2);
+      assert.match(drops[0]!, /too many queued events \(2\)/);
+      assert.match(drops[1]!, /object="ns\/p4"/);
+      release();
+      await b.whenIdle();
+      assert.deepEqual(fake.storedList<Event & KubeObject>(GVR.events, 'ns').map((e) => e.involvedObject?.name).sort(), ['p0', 'p1', 'p2']);
+      await b.shutdown();
+    } finally {
+      setLogOutput(restore);
+    }
+  });
+
   it('files events of cluster-scoped objects in default', async () => {
     const clock = new FakeClock();
     const fake = newFakeClient({ clock });

@@ -72,6 +72,7 @@ class Broadcaster implements EventBroadcaster {
   private closed = false;
   private writer: Promise<void> | undefined;
   private lastNanos = 0n;
+  private queueFull: Error | undefined;
   private idleWaiters: Array<() => void> = [];
 
   constructor(opts: EventBroadcasterOptions) {
@@ -157,7 +158,10 @@ class Broadcaster implements EventBroadcaster {
       return;
     }
     if (this.queue.length >= this.maxQueued) {
-      this.log.error(new Error(`too many queued events (${this.maxQueued})`), { object: `${ref.namespace ?? ''}/${ref.name ?? ''}`, reason }, 'unable to record event, dropped it');
+      // One error for every drop: a scheduler binding faster than its events are written drops thousands, and
+      // each new Error would capture a stack trace.
+      this.queueFull ??= new Error(`too many queued events (${this.maxQueued})`);
+      this.log.error(this.queueFull, { object: `${ref.namespace ?? ''}/${ref.name ?? ''}`, reason }, 'unable to record event, dropped it');
       return;
     }
     this.queue.push(event);
