@@ -67,26 +67,37 @@ function imageState(nodes: readonly NodeInfo[]): ImageState {
   return state;
 }
 
+/** A cycle's state: the node list's images and the pod's image names (normalized once, not per node). */
+interface CycleState {
+  nodes: ImageState;
+  podImages: string[];
+  /** Containers with or without an image: the threshold scales with all of them, as upstream's. */
+  containers: number;
+}
+
 export const imageLocality: ScorePlugin = {
   name: 'ImageLocality',
   preScore(ctx) {
-    ctx.state.set(STATE_KEY, imageState(ctx.snapshot.nodes));
+    const containers = [...(ctx.pod.spec?.initContainers ?? []), ...(ctx.pod.spec?.containers ?? [])];
+    const podImages = containers.flatMap((c) => (c.image ? [normalizedImageName(c.image)] : []));
+    const state: CycleState = { nodes: imageState(ctx.snapshot.nodes), podImages, containers: containers.length };
+    ctx.state.set(STATE_KEY, state);
     return undefined;
   },
   score(ctx, info) {
-    const state = ctx.state.get(STATE_KEY) as ImageState | undefined;
-    if (!state || state.totalNodes === 0) return 0;
-    const have = state.images.get(info.node?.metadata?.name ?? '') ?? new Map<string, number>();
-    const containers = [...(ctx.pod.spec?.initContainers ?? []), ...(ctx.pod.spec?.containers ?? [])];
+    const cycle = ctx.state.get(STATE_KEY) as CycleState | undefined;
+    if (!cycle || cycle.nodes.totalNodes === 0) return 0;
+    const state = cycle.nodes;
+    const have = state.images.get(info.node?.metadata?.name ?? '');
     let sum = 0;
-    for (const c of containers) {
-      if (!c.image) continue;
-      const name = normalizedImageName(c.image);
-      const size = have.get(name);
-      if (size === undefined) continue;
-      sum += Math.trunc((size * (state.numNodesWithImage.get(name) ?? 0)) / state.totalNodes);
+    if (have) {
+      for (const name of cycle.podImages) {
+        const size = have.get(name);
+        if (size === undefined) continue;
+        sum += Math.trunc((size * (state.numNodesWithImage.get(name) ?? 0)) / state.totalNodes);
+      }
     }
-    const maxThreshold = MAX_CONTAINER_THRESHOLD * Math.max(1, containers.length);
+    const maxThreshold = MAX_CONTAINER_THRESHOLD * Math.max(1, cycle.containers);
     const clamped = Math.min(Math.max(sum, MIN_THRESHOLD), maxThreshold);
     return Math.trunc((MAX_NODE_SCORE * (clamped - MIN_THRESHOLD)) / (maxThreshold - MIN_THRESHOLD));
   },
