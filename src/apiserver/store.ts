@@ -87,6 +87,16 @@ export function present(r: ServedResource, obj: KubeObject): KubeObject {
 }
 
 /**
+ * A stored object served at `r`'s version, read-only: when the version needs
+ * no conversion, a shallow copy sharing the stored object's frozen fields
+ * (saving a deep copy of the object), else presentStored's fresh copy.
+ */
+export async function readView(r: ServedResource, obj: KubeObject): Promise<KubeObject> {
+  if (r.fromStorage || r.decode) return presentStored(r, obj);
+  return { ...obj, apiVersion: apiVersionOf(r.group, r.version), kind: r.kind };
+}
+
+/**
  * Stored objects served at `r`'s group/version: present() each, or, for a
  * custom resource, its CRD's conversion (r.fromStorage: one conversion for
  * all, which may call the conversion webhook and reject with its error).
@@ -153,8 +163,7 @@ export class Store {
   async getForRead(r: ServedResource, ns: string, name: string): Promise<KubeObject> {
     const s = await this.getStored(r, ns, name);
     if (!s) throw notFound(r, name);
-    if (r.fromStorage || r.decode) return presentStored(r, s.object);
-    return { ...s.object, apiVersion: apiVersionOf(r.group, r.version), kind: r.kind };
+    return readView(r, s.object);
   }
 
   private async admit(op: Operation, r: ServedResource, ns: string, name: string, obj: KubeObject | undefined, old: KubeObject | undefined, opts: WriteOptions): Promise<void> {
@@ -266,14 +275,17 @@ export class Store {
 
   /**
    * Read-modify-write with retries on concurrent writes (GuaranteedUpdate):
-   * `fn` gets a fresh copy of the current object and returns the new one.
-   * Used by patch, scale, binding, finalize and internal updates.
+   * `fn` gets the current object read-only (readView: it may share the
+   * stored object's frozen fields) and returns the new one, a fresh object
+   * all through (the update changes it in place: defaults, normalization).
+   * Used by patch, scale, binding, finalize and internal updates. The result
+   * is read-only too.
    */
   async guaranteedUpdate(r: ServedResource, ns: string, name: string, fn: UpdateFn, opts: WriteOptions): Promise<KubeObject> {
     for (let attempt = 0; ; attempt++) {
       const cur = await this.getStored(r, ns, name);
       if (!cur) throw notFound(r, name);
-      const next = await fn(await presentStored(r, cur.object));
+      const next = await fn(await readView(r, cur.object));
       const wantRv = next.metadata?.resourceVersion;
       if (wantRv && wantRv !== cur.object.metadata?.resourceVersion) throw conflictModified(r, name);
       try {
@@ -345,7 +357,7 @@ export class Store {
     if (opts.dryRun) return presentStored(r, toStore);
     delete meta(toStore).resourceVersion;
     const stored = await this.deps.storage.update(this.key(r, ns, name), toStore, { revision: cur.revision });
-    return presentStored(r, stored.object);
+    return readView(r, stored.object);
   }
 
   /** Writes `obj` as the new state of an existing object, bypassing strategies (deletion bookkeeping). */

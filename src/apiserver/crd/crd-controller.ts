@@ -209,8 +209,9 @@ export async function startCrdController(server: ServerContext, opts: CrdControl
 
   const writeStatus = async (name: string, fn: (crd: Crd) => void) => {
     await store.guaranteedUpdate(crdR, '', name, (cur) => {
-      fn(cur as Crd);
-      return cur;
+      const next = deepCopy(cur);
+      fn(next as Crd);
+      return next;
     }, { dryRun: false, user: crdUser, subresource: 'status' });
   };
 
@@ -252,8 +253,9 @@ export async function startCrdController(server: ServerContext, opts: CrdControl
       });
       try {
         await store.guaranteedUpdate(crdR, '', name, (cur) => {
-          cur.metadata!.finalizers = (cur.metadata?.finalizers ?? []).filter((f) => f !== cleanupFinalizer);
-          return cur;
+          const next = deepCopy(cur);
+          next.metadata!.finalizers = (cur.metadata?.finalizers ?? []).filter((f) => f !== cleanupFinalizer);
+          return next;
         }, { dryRun: false, user: crdUser });
       } catch (err) {
         if (!isNotFound(err)) throw err;

@@ -132,10 +132,10 @@ async function scale(s: RequestScope): Promise<void> {
       const out = await store.guaranteedUpdate(s.r, s.namespace, s.name, (cur) => {
         const rv = body.metadata?.resourceVersion;
         if (rv && rv !== cur.metadata?.resourceVersion) throw conflictModified(s.r, s.name);
-        const before = deepCopy(cur);
-        access.set(cur, replicas);
-        trackWrite(s, before, cur, 'scale');
-        return cur;
+        const next = deepCopy(cur);
+        access.set(next, replicas);
+        trackWrite(s, cur, next, 'scale');
+        return next;
       }, { dryRun: dryRunOf(s), user: s.user, subresource: 'scale', admission: admissionInfo(s, writeOptionsOf(s, 'UpdateOptions')) });
       return writeObject(s, 200, access.get(out));
     }
@@ -146,13 +146,13 @@ async function scale(s: RequestScope): Promise<void> {
       const body = await readJsonBody(s);
       const out = await store.guaranteedUpdate(s.r, s.namespace, s.name, async (cur) => {
         const scaleRes = { ...s.r, group: 'autoscaling', version: 'v1', kind: 'Scale' };
-        const patched = (await applyPatchTo(scaleRes, access.get(cur) as KubeObject, kind, body, { fieldManager: s.query.get('fieldManager') ?? '', force: s.query.get('force') === 'true' })) as Scale;
+        const next = deepCopy(cur);
+        const patched = (await applyPatchTo(scaleRes, access.get(next) as KubeObject, kind, body, { fieldManager: s.query.get('fieldManager') ?? '', force: s.query.get('force') === 'true' })) as Scale;
         const replicas = patched.spec?.replicas ?? 0;
         if (!Number.isInteger(replicas) || replicas < 0) throw badRequest(`spec.replicas: Invalid value: ${replicas}: must be greater than or equal to 0`);
-        const before = deepCopy(cur);
-        access.set(cur, replicas);
-        trackWrite(s, before, cur, 'scale');
-        return cur;
+        access.set(next, replicas);
+        trackWrite(s, cur, next, 'scale');
+        return next;
       }, { dryRun: dryRunOf(s), user: s.user, subresource: 'scale', admission: admissionInfo(s, writeOptionsOf(s, 'PatchOptions')) });
       return writeObject(s, 200, access.get(out));
     }
