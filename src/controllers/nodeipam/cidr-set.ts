@@ -2,7 +2,7 @@
  * A cluster CIDR cut into node-sized subnets with an allocation bitmap
  * (pkg/controller/nodeipam/ipam/cidrset/cidr_set.go). IPv4 and IPv6.
  */
-import { formatIPv4, formatIPv6, parseIPv4 as parseIPv4Number } from '../../util/net/ip.js';
+import { formatIPv4, formatIPv6, parseIPv4 as parseIPv4Number, parseIPv6 as parseIPv6Groups } from '../../util/net/ip.js';
 
 export interface ParsedCIDR {
   /** Network address (host bits cleared). */
@@ -17,31 +17,9 @@ function parseIPv4(s: string): bigint | undefined {
   return n === undefined ? undefined : BigInt(n);
 }
 
+/** The address as one 128-bit number (util/net/ip's parseIPv6 groups, as Go's net.ParseIP reads them). */
 function parseIPv6(s: string): bigint | undefined {
-  let str = s;
-  let tail: bigint | undefined;
-  let tailGroups = 0;
-  const lastColon = str.lastIndexOf(':');
-  if (str.includes('.', lastColon)) {
-    tail = parseIPv4(str.slice(lastColon + 1));
-    if (tail === undefined) return undefined;
-    str = str.slice(0, lastColon + 1) + '0:0';
-    tailGroups = 2;
-  }
-  const halves = str.split('::');
-  if (halves.length > 2) return undefined;
-  const head = halves[0] ? halves[0].split(':') : [];
-  const rest = halves.length === 2 && halves[1] ? halves[1].split(':') : [];
-  const missing = 8 - head.length - rest.length;
-  if ((halves.length === 1 && missing !== 0) || missing < 0) return undefined;
-  const groups = [...head, ...Array<string>(halves.length === 2 ? missing : 0).fill('0'), ...rest];
-  let v = 0n;
-  for (const g of groups) {
-    if (!/^[0-9a-fA-F]{1,4}$/.test(g)) return undefined;
-    v = (v << 16n) | BigInt(parseInt(g, 16));
-  }
-  if (tail !== undefined && tailGroups) v = (v & ~0xffffffffn) | tail;
-  return v;
+  return parseIPv6Groups(s)?.reduce((v, g) => (v << 16n) | BigInt(g), 0n);
 }
 
 /** Parses `a.b.c.d/n` or `x:y::/n`; the address is masked to the network. Throws on malformed input. */
