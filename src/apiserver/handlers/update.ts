@@ -4,7 +4,7 @@ import { negotiateResponse } from '../output.js';
 import { writeRendered } from './get.js';
 import { dryRunOf, readObjectAndText } from './decode.js';
 import { badRequest, methodNotAllowed } from '../status.js';
-import { presentStored } from '../store.js';
+import { readView } from '../store.js';
 import { checkFields, trackWrite } from './field-manager.js';
 import { admissionInfo, writeOptionsOf } from './admission-info.js';
 
@@ -22,7 +22,7 @@ export async function handleUpdate(s: RequestScope, subresource = ''): Promise<v
   // managedFields are computed against the object read here; a write racing
   // between this read and the store's may be attributed to the old state.
   const cur = await s.server.store.getStored(s.r, s.namespace, s.name);
-  trackWrite(s, cur ? await presentStored(s.r, cur.object) : undefined, obj, subresource);
+  trackWrite(s, cur ? await readView(s.r, cur.object) : undefined, obj, subresource);
   const out = await s.server.store.update(s.r, s.namespace, s.name, obj, { dryRun, user: s.user, subresource: subresource || undefined, admission: admissionInfo(s, writeOptionsOf(s, 'UpdateOptions')) });
   writeRendered(s, out.created ? 201 : 200, out.object);
 }
