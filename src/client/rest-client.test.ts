@@ -421,4 +421,42 @@ describe('RestClient connections', () => {
       await new Promise((r) => srv.close(r));
     }
   });
+
+  it('holds at most ownConnections requests in flight when given a number; a shared client opens more', async () => {
+    const { createServer } = await import('node:http');
+    let open = 0;
+    let maxOpen = 0;
+    const pending: (() => void)[] = [];
+    const srv = createServer((req, res) => {
+      req.resume();
+      open++;
+      maxOpen = Math.max(maxOpen, open);
+      pending.push(() => {
+        open--;
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{}');
+      });
+    });
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+    const port = (srv.address() as { port: number }).port;
+    // Answers what has arrived whenever the requests in flight stop growing.
+    const release = setInterval(() => pending.splice(0).forEach((f) => f()), 20);
+    const burst = async (ownConnections?: number) => {
+      maxOpen = 0;
+      const c = newRestClient(newRestConfig({ host: `http://127.0.0.1:${port}`, qps: 0, ...(ownConnections !== undefined ? { ownConnections } : {}) }));
+      try {
+        await Promise.all(Array.from({ length: 10 }, (_, i) => c.request('GET', `/api/v1/namespaces/ns/configmaps/c${i}`)));
+      } finally {
+        await c.close();
+      }
+      return maxOpen;
+    };
+    try {
+      assert.equal(await burst(2), 2);
+      assert.ok((await burst()) > 2, 'the shared pool holds more than two in flight');
+    } finally {
+      clearInterval(release);
+      await new Promise((r) => srv.close(r));
+    }
+  });
 });

@@ -133,7 +133,11 @@ class RestClientImpl implements RestClient {
     this.clock = opts.clock ?? realClock;
     this.log = opts.logger ?? newLogger('rest-client');
     // A client whose exec plugin may hand out client certificates keeps its own connections.
-    this.transport = newTransport(config.tls, { share: !config.auth.exec && !config.ownConnections, ...(config.socketPath ? { socketPath: config.socketPath } : {}) });
+    this.transport = newTransport(config.tls, {
+      share: !config.auth.exec && !config.ownConnections,
+      ...(typeof config.ownConnections === 'number' ? { connections: config.ownConnections } : {}),
+      ...(config.socketPath ? { socketPath: config.socketPath } : {}),
+    });
     this.limiter = newTokenBucketRateLimiter({ qps: config.qps, burst: config.burst, clock: this.clock });
     this.metrics = restClientMetrics(opts.metricsRegistry);
     this.host = new URL(config.host).host;

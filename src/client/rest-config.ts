@@ -60,8 +60,11 @@ export interface RestConfig {
    * TLS settings share (leader election: client-go's clients share one
    * HTTP/2 connection, where no request waits behind another; over our
    * HTTP/1.1 pool a renewal could queue behind a burst of other requests).
+   * A number is how many (default REQUEST_CONNECTIONS): a client whose
+   * requests may come in floods (events) then holds at most that many of
+   * the server's attention at once.
    */
-  ownConnections?: boolean;
+  ownConnections?: boolean | number;
   /**
    * Connect over this Unix domain socket instead of TCP to `host`, whose
    * scheme still decides TLS (kcm up's components reach its API server over
@@ -86,6 +89,7 @@ export function newRestConfig(partial: Partial<RestConfig> & { host: string }): 
     timeoutMs: partial.timeoutMs ?? 0,
     userAgent: partial.userAgent ?? DEFAULT_USER_AGENT,
     ...(partial.socketPath ? { socketPath: partial.socketPath } : {}),
+    ...(partial.ownConnections !== undefined ? { ownConnections: partial.ownConnections } : {}),
   };
 }
 

@@ -59,8 +59,8 @@ const shared = new Map<string, { transport: Transport; refs: number }>();
  * client certificates, which replace the agents when they rotate) gets its
  * own, so that clients with other certificates do not swap its agents.
  */
-export function newTransport(tls: TlsConfig, opts: { share?: boolean; socketPath?: string } = {}): Transport {
-  if (opts.share === false) return newOwnTransport(tls, opts.socketPath);
+export function newTransport(tls: TlsConfig, opts: { share?: boolean; socketPath?: string; connections?: number } = {}): Transport {
+  if (opts.share === false) return newOwnTransport(tls, opts.socketPath, opts.connections);
   const key = JSON.stringify([tls.caData, tls.caFile, tls.certData, tls.certFile, tls.keyData, tls.keyFile, !!tls.insecureSkipTLSVerify, tls.serverName, opts.socketPath]);
   let entry = shared.get(key);
   if (!entry) {
@@ -85,7 +85,7 @@ export function newTransport(tls: TlsConfig, opts: { share?: boolean; socketPath
   };
 }
 
-function newOwnTransport(tls: TlsConfig, socketPath?: string): Transport {
+function newOwnTransport(tls: TlsConfig, socketPath?: string, connections = REQUEST_CONNECTIONS): Transport {
   let material: Promise<TlsMaterial> | undefined;
   let current: { agent: Agent; streams: Agent; cert?: string; key?: string } | undefined;
   let closed = false;
@@ -127,7 +127,7 @@ function newOwnTransport(tls: TlsConfig, socketPath?: string): Transport {
         },
       };
       const old = current;
-      current = { agent: new Agent({ ...options, connections: REQUEST_CONNECTIONS }), streams: new Agent(options), cert, key };
+      current = { agent: new Agent({ ...options, connections }), streams: new Agent(options), cert, key };
       // Let requests in flight on the old agents finish.
       if (old) {
         void old.agent.close().catch(() => undefined);
