@@ -6,6 +6,7 @@ import {
   formatCpu,
   formatMemory,
   nodeUsage,
+  noise,
   parseUsageAnnotation,
   podTotalUsage,
   podUsage,
@@ -59,6 +60,19 @@ describe('simulated usage', () => {
     assert.equal(u[0]!.memoryBytes % 4096, 0, 'working sets are whole pages');
     assert.deepEqual(podUsage(p, { sample: 7 }), u, 'same sample, same usage');
     assert.notDeepEqual(podUsage(p, { sample: 8 }), u, 'the next scrape moves a little');
+  });
+
+  it('draws noise in [-1, 1], the same for the same seed and sample, spread evenly over samples and seeds', () => {
+    assert.equal(noise('pod/a/cpu', 3), noise('pod/a/cpu', 3));
+    const values = [...Array.from({ length: 2000 }, (_, i) => noise('pod/a/cpu', i)), ...Array.from({ length: 2000 }, (_, i) => noise(`pod/p${i}/memory`, 0))];
+    assert.ok(values.every((v) => v >= -1 && v <= 1));
+    const mean = values.reduce((s, v) => s + v, 0) / values.length;
+    assert.ok(Math.abs(mean) < 0.05, `mean ${mean}`);
+    // Each tenth of the range gets its share (400 of 4,000) within a quarter.
+    const bins = new Array<number>(10).fill(0);
+    for (const v of values) bins[Math.min(9, Math.floor((v + 1) * 5))]!++;
+    assert.ok(bins.every((n) => n > 300 && n < 500), bins.join(' '));
+    assert.equal(new Set(values).size, values.length, 'no two samples alike');
   });
 
   it('gives containers without requests a small default and reports only running containers', () => {
