@@ -278,6 +278,7 @@ export const podTopologySpreadScore: ScorePlugin = {
     constraints.forEach((c, i) => {
       if (c.topologyKey === HOSTNAME) return;
       const counts = domainCounts[i]!;
+      if (counts.size === 0) return; // no feasible node has the key (kcm up's nodes have no zone): nothing to count
       const checkAffinity = c.nodeAffinityPolicy === 'Honor' && affinityMatters;
       for (const info of ctx.snapshot.nodes) {
         const node = info.node;
