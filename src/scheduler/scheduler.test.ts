@@ -105,6 +105,30 @@ describe('default scheduler', () => {
     await env.stop();
   });
 
+  it('spreads the pods of a ReplicaSet or a Service over nodes (default topology spread through their selectors), however roomy the busier node', async () => {
+    const place = async (owner: 'none' | 'replicaset' | 'service') => {
+      const env = await start((f) => {
+        f.seed(GVR.nodes, node('roomy', { cpu: '64', memory: '256Gi' }), node('small'));
+        f.seed(GVR.pods, pod('w1', { labels: { app: 'web' }, nodeName: 'roomy' }), pod('w2', { labels: { app: 'web' }, nodeName: 'roomy' }));
+        f.seed(GVR.replicaSets, { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'other', namespace: 'default' }, spec: { selector: { matchLabels: { app: 'other' } }, template: {} } } as KubeObject);
+        if (owner === 'replicaset') f.seed(GVR.replicaSets, { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'web', namespace: 'default' }, spec: { selector: { matchLabels: { app: 'web' } }, template: {} } } as KubeObject);
+        if (owner === 'service') f.seed(GVR.services, { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'default' }, spec: { selector: { app: 'web' } } } as KubeObject);
+      });
+      try {
+        env.fake.seed(GVR.pods, pod('w3', { labels: { app: 'web' } }));
+        await settle();
+        await env.sched.waitForBindings();
+        await settle();
+        return boundNode(env.fake, 'w3');
+      } finally {
+        await env.stop();
+      }
+    };
+    assert.equal(await place('none'), 'roomy', 'without an owner only the free resources count');
+    assert.equal(await place('replicaset'), 'small');
+    assert.equal(await place('service'), 'small');
+  });
+
   it('reports FailedScheduling with upstream wording, sets PodScheduled=False, and binds once a node is added', async () => {
     const env = await start((f) => {
       f.seed(

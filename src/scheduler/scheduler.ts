@@ -15,7 +15,9 @@ import { selectorFromLabelSelector, selectorFromSet, type Labels, type Selector 
 import { isNotFound } from '../client/errors.js';
 import type { Client } from '../client/interfaces.js';
 import type { SharedInformerFactory } from '../tools/cache/factory.js';
-import { DeletedFinalStateUnknown, type SharedIndexInformer } from '../tools/cache/interfaces.js';
+import { DeletedFinalStateUnknown, type Indexer, type SharedIndexInformer } from '../tools/cache/interfaces.js';
+import { NAMESPACE_INDEX } from '../tools/cache/store.js';
+import type { KubeObject } from '../api/types.js';
 import type { EventRecorder } from '../tools/record/interfaces.js';
 import { realClock, rfc3339, type Clock } from '../util/clock/clock.js';
 import { newLogger, type Logger } from '../util/log/logger.js';
@@ -309,30 +311,36 @@ class DefaultScheduler implements Scheduler {
     const ns = pod.metadata?.namespace ?? 'default';
     const labels = pod.metadata?.labels ?? {};
     const out: Selector[] = [];
-    const inNs = <T extends { metadata?: { namespace?: string } }>(xs: T[]) => xs.filter((x) => x.metadata?.namespace === ns);
-    for (const s of inNs(this.svcInformer.getStore().list())) {
-      const sel = s.spec?.selector;
-      if (sel && Object.keys(sel).length > 0) {
-        const v = selectorFromSet(sel);
-        if (v.matches(labels)) out.push(v);
-      }
+    const inNs = <T extends KubeObject>(store: Indexer<T>): T[] =>
+      NAMESPACE_INDEX in store.getIndexers() ? store.byIndex(NAMESPACE_INDEX, ns) : store.list().filter((x) => x.metadata?.namespace === ns);
+    for (const o of [...inNs(this.svcInformer.getIndexer()), ...inNs(this.rcInformer.getIndexer())]) {
+      const v = this.ownerSelector(o, () => {
+        const sel = o.spec?.selector;
+        return sel && Object.keys(sel).length > 0 ? selectorFromSet(sel) : undefined;
+      });
+      if (v?.matches(labels)) out.push(v);
     }
-    for (const rc of inNs(this.rcInformer.getStore().list())) {
-      const sel = rc.spec?.selector;
-      if (sel && Object.keys(sel).length > 0) {
-        const v = selectorFromSet(sel);
-        if (v.matches(labels)) out.push(v);
-      }
-    }
-    for (const o of [...inNs(this.rsInformer.getStore().list()), ...inNs(this.stsInformer.getStore().list())]) {
-      try {
-        const v = selectorFromLabelSelector(o.spec?.selector);
-        if (!v.empty() && v.matches(labels)) out.push(v);
-      } catch (err) {
-        this.log.v(4).info({ err: String(err), owner: o.metadata?.name }, 'ignoring invalid selector');
-      }
+    for (const o of [...inNs(this.rsInformer.getIndexer()), ...inNs(this.stsInformer.getIndexer())]) {
+      const v = this.ownerSelector(o, () => {
+        try {
+          const v = selectorFromLabelSelector(o.spec?.selector);
+          return v.empty() ? undefined : v;
+        } catch (err) {
+          this.log.v(4).info({ err: String(err), owner: o.metadata?.name }, 'ignoring invalid selector');
+          return undefined;
+        }
+      });
+      if (v?.matches(labels)) out.push(v);
     }
     return out;
+  }
+
+  /** The parsed selector of an owner object, made once per informer object (they are replaced on change, never edited). */
+  private readonly ownerSelectorCache = new WeakMap<object, Selector | null>();
+  private ownerSelector(o: object, make: () => Selector | undefined): Selector | undefined {
+    let v = this.ownerSelectorCache.get(o);
+    if (v === undefined) this.ownerSelectorCache.set(o, (v = make() ?? null));
+    return v ?? undefined;
   }
 
   healthy(): boolean {
