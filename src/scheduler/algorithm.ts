@@ -174,11 +174,13 @@ export function schedulePod(pod: Pod, opts: ScheduleOptions, podInfo: PodInfo = 
 /** Weighted sum of every score plugin's normalised scores, per feasible node (in `feasible` order). */
 export function prioritizeNodes(ctx: CycleContext, profile: Profile, feasible: readonly NodeInfo[]): NodeScore[] {
   const totals: NodeScore[] = feasible.map((n) => ({ name: nodeName(n), score: 0 }));
+  // One list of plugin scores, refilled for each plugin (normalize rewrites it in place).
+  const scores: NodeScore[] = totals.map((t) => ({ name: t.name, score: 0 }));
   for (const { plugin, weight } of profile.scores) {
     if (plugin.preScore?.(ctx, feasible) === 'skip') continue;
-    const scores: NodeScore[] = feasible.map((n) => ({ name: nodeName(n), score: plugin.score(ctx, n) }));
+    for (let i = 0; i < feasible.length; i++) scores[i]!.score = plugin.score(ctx, feasible[i]!);
     plugin.normalize?.(ctx, scores);
-    scores.forEach((s, i) => (totals[i]!.score += s.score * weight));
+    for (let i = 0; i < feasible.length; i++) totals[i]!.score += scores[i]!.score * weight;
   }
   return totals;
 }

@@ -134,17 +134,20 @@ const FILTER_KEY = 'PodTopologySpread/filter';
 function computeFilterState(ctx: CycleContext): FilterState {
   const constraints = podConstraints(ctx.pod, 'DoNotSchedule');
   const pairCounts = new Map<string, number>();
+  // Most pods have no hard constraint: nothing to count (upstream returns an empty state too).
+  if (constraints.length === 0) return { constraints, pairCounts, domains: [], domainPairs: [] };
   const ns = ctx.pod.metadata?.namespace ?? 'default';
   const domainsPerConstraint = constraints.map(() => new Set<string>());
   for (const info of ctx.snapshot.nodes) {
     const node = info.node;
     if (!node || !nodeHasAllKeys(node, constraints)) continue;
-    constraints.forEach((c, i) => {
-      if (!matchesInclusionPolicies(ctx.pod, node, c)) return;
+    for (let i = 0; i < constraints.length; i++) {
+      const c = constraints[i]!;
+      if (!matchesInclusionPolicies(ctx.pod, node, c)) continue;
       const p = pairKey(c.topologyKey, node.metadata!.labels![c.topologyKey]!);
       domainsPerConstraint[i]!.add(p);
       pairCounts.set(p, (pairCounts.get(p) ?? 0) + countMatchingPods(info, c.selector, ns));
-    });
+    }
   }
   return { constraints, pairCounts, domains: domainsOf(domainsPerConstraint, pairCounts), domainPairs: domainsPerConstraint };
 }
@@ -302,12 +305,13 @@ export const podTopologySpreadScore: ScorePlugin = {
     if (!s || !node || s.ignored.has(node.metadata?.name ?? '')) return 0;
     const ns = ctx.pod.metadata?.namespace ?? 'default';
     let score = 0;
-    s.constraints.forEach((c, i) => {
+    for (let i = 0; i < s.constraints.length; i++) {
+      const c = s.constraints[i]!;
       const value = labelValue(node, c.topologyKey);
-      if (value === undefined) return;
+      if (value === undefined) continue;
       const cnt = c.topologyKey === HOSTNAME ? countMatchingPods(info, c.selector, ns, s.memoKeys[i]) : (s.domainCounts[i]!.get(value) ?? 0);
       score += cnt * s.weights[i]! + (c.maxSkew - 1);
-    });
+    }
     return Math.round(score);
   },
   normalize(ctx, scores) {
