@@ -33,6 +33,7 @@ import { newEventBroadcaster } from '../tools/record/index.js';
 import type { EventBroadcaster, EventRecorder } from '../tools/record/index.js';
 import { realClock, type Clock, type Timer } from '../util/clock/clock.js';
 import { newLogger, type Logger } from '../util/log/logger.js';
+import { jsonEqual } from '../util/json/equal.js';
 import { DEFAULT_CSI_VOLUME_LIMIT, SIMULATED_CSI_DRIVER, ensureCSIDriver, ensureCSINode, syncVolumeAttachment, type ExternalAttacherOptions } from './csi.js';
 import { newIpAllocator, type IpAllocator } from './ip-allocator.js';
 import { NODE_STATUS_UPDATE_INTERVAL_MS, NodeAgent } from './node-agent.js';
@@ -182,17 +183,6 @@ interface PodEntry {
   volumesWaitSince?: number;
   /** The last FailedMount message recorded for a volume the populator could not process. */
   volumesError?: string;
-}
-
-/** JSON with sorted object keys, to compare statuses regardless of key order. */
-function stable(v: unknown): string {
-  return JSON.stringify(v, (_k, val: unknown) => {
-    if (val && typeof val === 'object' && !Array.isArray(val)) {
-      const o = val as Record<string, unknown>;
-      return Object.fromEntries(Object.keys(o).sort().map((k) => [k, o[k]]));
-    }
-    return val;
-  });
 }
 
 function podKey(pod: Pod): string {
@@ -938,7 +928,7 @@ class Simulator implements NodeSimulator {
     const status = buildPodStatus(e.runtime, pod, { hostIP: sn.agent.internalIP, podIP: e.podIP }, now);
     if (onlyIfDiffers) {
       const current = pod.status as Record<string, unknown> | undefined;
-      const same = current !== undefined && Object.entries(status).every(([k, v]) => stable(current[k]) === stable(v));
+      const same = current !== undefined && Object.entries(status).every(([k, v]) => jsonEqual(current[k], v));
       if (same) return;
     }
     const name = pod.metadata?.name ?? '';
