@@ -76,9 +76,13 @@ export function podHasNodeSelectorOrAffinity(pod: Pod): boolean {
  * equal) and the required node affinity terms.
  */
 export function podMatchesNodeSelectorAndAffinity(pod: Pod, node: Node): boolean {
-  const labels = node.metadata?.labels ?? {};
-  for (const [k, v] of Object.entries(pod.spec?.nodeSelector ?? {})) {
-    if (!Object.prototype.hasOwnProperty.call(labels, k) || labels[k] !== v) return false;
+  const selector = pod.spec?.nodeSelector;
+  if (selector) {
+    const labels = node.metadata?.labels ?? {};
+    for (const k in selector) {
+      if (!Object.prototype.hasOwnProperty.call(selector, k)) continue;
+      if (!Object.prototype.hasOwnProperty.call(labels, k) || labels[k] !== selector[k]) return false;
+    }
   }
   const required = pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution;
   if (required) return nodeSelectorTermsMatch(required.nodeSelectorTerms ?? [], node);

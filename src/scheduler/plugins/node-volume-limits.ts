@@ -64,6 +64,12 @@ function attachableVolumes(lookups: ClusterLookups, pod: Pod, newPod: boolean, o
   return undefined;
 }
 
+/** Whether the pod has a volume attachableVolumes looks at (a claim or an ephemeral volume). */
+function hasClaimVolumes(pod: Pod): boolean {
+  for (const v of pod.spec?.volumes ?? []) if (v.persistentVolumeClaim || v.ephemeral) return true;
+  return false;
+}
+
 function volumeLimits(csiNode: CSINode | undefined): Map<string, number> {
   const out = new Map<string, number>();
   for (const d of csiNode?.spec?.drivers ?? []) {
@@ -77,7 +83,7 @@ export const nodeVolumeLimits: FilterPlugin = {
   name: NODE_VOLUME_LIMITS,
   filter(ctx: CycleContext, info: NodeInfo): Status | undefined {
     const { pod, lookups } = ctx;
-    if ((pod.spec?.volumes ?? []).length === 0) return undefined;
+    if (!hasClaimVolumes(pod)) return undefined; // nothing attachable (most pods: a projected token volume)
     const csiNode = lookups.csiNode(info.node?.metadata?.name ?? '');
     const newVolumes = new Map<string, string>();
     const err = attachableVolumes(lookups, pod, true, newVolumes);
