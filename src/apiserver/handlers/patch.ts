@@ -22,7 +22,6 @@ import { fieldValidationOf, invalidPatchError, patchErrorValue, strictPatchError
 import { objectExceedsDepth } from '../nesting-depth.js';
 import { admissionInfo, writeOptionsOf } from './admission-info.js';
 import { decodeNullsAsGo, decodeNullsOf, objectMetaStruct } from '../go-json.js';
-import { deepCopy } from '../../util/json/deep-copy.js';
 
 export type PatchKind = 'json' | 'merge' | 'strategic' | 'apply';
 
@@ -52,8 +51,10 @@ export interface PatchToOptions {
 }
 
 /**
- * Applies `body` of `kind` to `cur` (a fresh copy; undefined only for an
- * apply that creates). StatusErrors pass through; other failures are 400.
+ * Applies `body` of `kind` to `cur` (undefined only for an apply that
+ * creates), which is only read: every patch type works on its own copy, so
+ * `cur` may be the store's frozen object. StatusErrors pass through; other
+ * failures are 400.
  */
 export async function applyPatchTo(r: ServedResource, cur: KubeObject | undefined, kind: PatchKind, body: unknown, opts: PatchToOptions): Promise<KubeObject> {
   const gvk = { group: r.group, version: r.version, kind: r.kind };
@@ -147,7 +148,7 @@ export async function handlePatch(s: RequestScope, subresource = ''): Promise<vo
       s.namespace,
       s.name,
       async (cur) => {
-        const next = await applyPatchTo(s.r, deepCopy(cur), kind, body, patchOpts());
+        const next = await applyPatchTo(s.r, cur, kind, body, patchOpts());
         if (kind !== 'apply') {
           // Validate once: retries of the same patch report the same problems.
           checkFields(s, next, undefined, validated ? 'Ignore' : mode, (problems) => strictPatchError(patchErrorValue(kind, body, next), problems));

@@ -41,7 +41,7 @@ export async function handleTokenRequest(s: RequestScope): Promise<void> {
 
   const store = s.server.store;
   const saR = s.r;
-  const sa = await store.get(saR, s.namespace, s.name);
+  const sa = await store.getForRead(saR, s.namespace, s.name);
   const sign: TokenSignRequest = {
     namespace: s.namespace,
     serviceAccount: { name: s.name, uid: sa.metadata?.uid ?? '' },
@@ -59,7 +59,7 @@ export async function handleTokenRequest(s: RequestScope): Promise<void> {
     const resource = refGroup === '' ? ({ Pod: 'pods', Secret: 'secrets', Node: 'nodes' } as Record<string, string>)[kind] : undefined;
     if (!resource) throw badRequest(`cannot bind token to object of type ${refGroup}/${refVersion}, Kind=${kind}`);
     const r = s.server.resources.storageResource('', resource)!;
-    const obj = await store.get(r, kind === 'Node' ? '' : s.namespace, name);
+    const obj = await store.getForRead(r, kind === 'Node' ? '' : s.namespace, name);
     const uid = obj.metadata?.uid ?? '';
     if (kind === 'Pod') {
       pod = obj as Pod;
