@@ -267,10 +267,11 @@ export const podTopologySpreadScore: ScorePlugin = {
         ignored.add(node.metadata?.name ?? '');
         continue;
       }
-      constraints.forEach((c, i) => {
+      for (let i = 0; i < constraints.length; i++) {
+        const c = constraints[i]!;
         const value = c.topologyKey === HOSTNAME ? undefined : labelValue(node, c.topologyKey);
         if (value !== undefined && !domainCounts[i]!.has(value)) domainCounts[i]!.set(value, 0);
-      });
+      }
     }
     const weights = constraints.map((c, i) => Math.log((c.topologyKey === HOSTNAME ? feasible.length - ignored.size : domainCounts[i]!.size) + 2));
     const ns = ctx.pod.metadata?.namespace ?? 'default';
