@@ -165,7 +165,8 @@ function clientHost(bindAddress: string): string {
 async function openStorage(kind: 'sqlite' | 'memory', dataDir: string, clock: Clock): Promise<Storage> {
   const backend = kind === 'memory' ? newMemoryStorage() : openSqliteStorage(join(dataDir, 'db'));
   try {
-    return await newCachedStorage(backend, { clock });
+    // No watch cache for events, as kube-apiserver's DefaultWatchCacheSizes (their values stay in the database).
+    return await newCachedStorage(backend, { clock, uncachedPrefixes: ['/registry/events/'] });
   } catch (err) {
     await backend.close().catch(() => undefined);
     throw new Error('cannot start the watch cache', { cause: err });

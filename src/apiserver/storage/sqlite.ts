@@ -304,6 +304,10 @@ class SqliteStorage implements Storage, LazyListSource {
     return { items, revision: this.rev, more: false };
   }
 
+  lazyObject(key: string, revision: number): StoredObject {
+    return new LazyStoredObject(key, revision, this.reader);
+  }
+
   create(key: string, object: KubeObject): Promise<StoredObject> {
     return this.enqueue((done) => ({ kind: 'create', key, object, done }));
   }

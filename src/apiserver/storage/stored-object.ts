@@ -224,6 +224,8 @@ export interface LazyListSource {
    * the replaced value from the event of the write that replaced it).
    */
   listLazy(prefix: string): ListResult;
+  /** The object at `key`'s latest revision `revision`, unread (as listLazy's). */
+  lazyObject(key: string, revision: number): StoredObject;
 }
 
 export function hasLazyList(s: object): s is LazyListSource {

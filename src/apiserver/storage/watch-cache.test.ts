@@ -9,7 +9,7 @@ import { openSqliteStorage } from './sqlite.js';
 import { newCachedStorage } from './watch-cache.js';
 import { runStorageSuite } from './storage.suite.js';
 import { StorageError, type Storage, type StorageEvent, type StoredObject } from './storage.js';
-import { LazyStoredObject } from './stored-object.js';
+import { hasLazyList, LazyStoredObject } from './stored-object.js';
 
 runStorageSuite('watch cache over memory', async () => ({ storage: await newCachedStorage(newMemoryStorage()) }));
 
@@ -21,6 +21,21 @@ runStorageSuite('watch cache over sqlite', async () => {
     reopen: async () => {
       await storage.close();
       storage = await newCachedStorage(openSqliteStorage(dir));
+      return storage;
+    },
+    cleanup: async () => rmSync(dir, { recursive: true, force: true }),
+  };
+});
+
+runStorageSuite('watch cache over sqlite, one namespace uncached', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kcm-cache-'));
+  const open = () => newCachedStorage(openSqliteStorage(dir), { uncachedPrefixes: ['/registry/pods/default/'] });
+  let storage: Storage = await open();
+  return {
+    storage,
+    reopen: async () => {
+      await storage.close();
+      storage = await open();
       return storage;
     },
     cleanup: async () => rmSync(dir, { recursive: true, force: true }),
@@ -48,6 +63,7 @@ function spyBackend(inner: Storage) {
     compact: (r) => inner.compact(r),
     close: () => inner.close(),
   };
+  if (hasLazyList(inner)) Object.assign(spy, { listLazy: (p: string) => inner.listLazy(p), lazyObject: (k: string, r: number) => inner.lazyObject(k, r) });
   return { spy, calls, breakWatches: (err: Error) => errorFns.splice(0).forEach((f) => f(err)) };
 }
 
@@ -211,6 +227,87 @@ describe('watch cache', () => {
       await c.close();
       assert.throws(() => got!.object, (e: unknown) => e instanceof StorageError && e.code === 'Closed');
       rmSync(dir, { recursive: true, force: true });
+    });
+  });
+
+  describe('uncached prefixes (events, as kube-apiserver keeps no watch cache for them)', () => {
+    const ev = (name: string, n = 1) => ({ apiVersion: 'v1', kind: 'Event', metadata: { name, namespace: 'default' }, count: n });
+    async function setup(backendKind: 'sqlite' | 'memory') {
+      const dir = mkdtempSync(join(tmpdir(), 'kcm-cache-uncached-'));
+      const { spy, calls } = spyBackend(backendKind === 'sqlite' ? openSqliteStorage(dir) : newMemoryStorage());
+      const c = await newCachedStorage(spy, { uncachedPrefixes: ['/registry/events/'] });
+      return { c, calls, done: async () => (await c.close(), rmSync(dir, { recursive: true, force: true })) };
+    }
+
+    it('keeps their writes out of the window and reads them from the backend; other keys stay cached', async () => {
+      const { c, calls, done } = await setup('sqlite');
+      try {
+        await c.create('/registry/configmaps/default/a', cm('a'));
+        await settle();
+        const window = c.windowSize();
+        const first = await c.create('/registry/events/default/e1', ev('e1'));
+        await c.update('/registry/events/default/e1', ev('e1', 2), { revision: first.revision });
+        await c.create('/registry/events/default/e2', ev('e2'));
+        await settle();
+        assert.equal(c.windowSize(), window, 'no window events for events');
+        const before = { ...calls };
+        assert.equal((await c.get('/registry/events/default/e1'))?.object.count, 2);
+        const l = await c.list('/registry/events/default/');
+        assert.deepEqual(l.items.map((o) => o.object.metadata?.name), ['e1', 'e2']);
+        assert.equal(l.revision, c.currentRevision());
+        assert.deepEqual([calls.get - before.get, calls.list - before.list], [1, 1], 'both from the backend');
+        assert.equal((await c.get('/registry/configmaps/default/a'))?.object.metadata?.name, 'a');
+        assert.equal(calls.get - before.get, 1, 'a configmap from the cache');
+        // A list over every key (the object count metric) still has them.
+        assert.deepEqual((await c.list('/registry/')).items.map((o) => o.key), ['/registry/configmaps/default/a', '/registry/events/default/e1', '/registry/events/default/e2']);
+        await c.delete('/registry/events/default/e2');
+        await settle();
+        assert.deepEqual((await c.list('/registry/')).items.map((o) => o.key), ['/registry/configmaps/default/a', '/registry/events/default/e1']);
+      } finally {
+        await done();
+      }
+    });
+
+    it('serves a watch of them, or of a prefix covering them, from the backend, replaying from an older revision', async () => {
+      const { c, calls, done } = await setup('sqlite');
+      try {
+        const start = c.currentRevision();
+        await c.create('/registry/events/default/e1', ev('e1'));
+        await c.create('/registry/configmaps/default/a', cm('a'));
+        await settle();
+        const before = calls.watch;
+        const seen: string[] = [];
+        const h = c.watch('/registry/events/', start, (e) => seen.push(`${e.type} ${e.key}`));
+        const all: string[] = [];
+        const h2 = c.watch('/registry/', start, (e) => all.push(`${e.type} ${e.key}`));
+        await c.create('/registry/events/default/e2', ev('e2'));
+        await settle();
+        assert.equal(calls.watch - before, 2);
+        assert.deepEqual(seen, ['ADDED /registry/events/default/e1', 'ADDED /registry/events/default/e2']);
+        assert.deepEqual(all, ['ADDED /registry/events/default/e1', 'ADDED /registry/configmaps/default/a', 'ADDED /registry/events/default/e2']);
+        h.stop();
+        h2.stop();
+        // A watch of other keys is the cache's.
+        c.watch('/registry/configmaps/', start, () => undefined).stop();
+        assert.equal(calls.watch - before, 2);
+      } finally {
+        await done();
+      }
+    });
+
+    it('caches everything over a backend that cannot read values lazily (memory)', async () => {
+      const { c, calls, done } = await setup('memory');
+      try {
+        await c.create('/registry/events/default/e1', ev('e1'));
+        await settle();
+        const window = c.windowSize();
+        assert.ok(window >= 1);
+        const before = calls.get;
+        assert.equal((await c.get('/registry/events/default/e1'))?.object.count, 1);
+        assert.equal(calls.get, before);
+      } finally {
+        await done();
+      }
     });
   });
 });

@@ -21,6 +21,13 @@
  *
  * Objects are shared with the backend's events: deep-frozen, never copied.
  *
+ * Keys under `uncachedPrefixes` (kube-apiserver's DefaultWatchCacheSizes: no
+ * watch cache for events) keep only their key and revision here, when the
+ * backend can read values lazily (sqlite): a get, a list or a watch within
+ * such a prefix, or a watch whose prefix covers one, goes to the backend,
+ * and their writes stay out of the window. Lists over a wider prefix still
+ * include them (their values are read on first use).
+ *
  * Start-up cost is kept flat in the size of the store: when the backend
  * offers `listLazy` (sqlite does), the initial load takes only keys and
  * revisions, and each value is read from the backend and decoded on its first
@@ -46,7 +53,7 @@ import {
 } from './storage.js';
 import { SortedMap } from '../../util/sorted/sorted-map.js';
 import { newWatcherHub } from './watcher-hub.js';
-import { hasLazyList, LazyStoredObject, prefetch, readTogether } from './stored-object.js';
+import { hasLazyList, LazyStoredObject, prefetch, readTogether, type LazyListSource } from './stored-object.js';
 
 const log = newLogger('watch-cache');
 
@@ -59,6 +66,8 @@ export interface CachedStorageOptions {
   eventFreshMs?: number;
   /** Delay before re-initialising after the backend watch failed. Default 1 s. */
   retryMs?: number;
+  /** Key prefixes whose values the cache does not hold (see above). Default none. */
+  uncachedPrefixes?: readonly string[];
   /** Close the backend when the cache closes. Default true. */
   closeBackend?: boolean;
   clock?: Clock;
@@ -91,6 +100,7 @@ class CachedStorage implements Storage {
   private readonly eventFreshMs: number;
   private readonly retryMs: number;
   private readonly clock: Clock;
+  private readonly uncachedPrefixes: readonly string[];
 
   constructor(
     private readonly backend: Storage,
@@ -101,6 +111,20 @@ class CachedStorage implements Storage {
     this.eventFreshMs = opts.eventFreshMs ?? 75_000;
     this.retryMs = opts.retryMs ?? 1000;
     this.clock = opts.clock ?? realClock;
+    // Without lazily read values the cache must hold them: everything is cached.
+    this.uncachedPrefixes = hasLazyList(backend) ? (opts.uncachedPrefixes ?? []) : [];
+  }
+
+  /** Whether the cache holds no value for `key`. */
+  private uncached(key: string): boolean {
+    for (const p of this.uncachedPrefixes) if (key.startsWith(p)) return true;
+    return false;
+  }
+
+  /** Whether a list or watch of `prefix` reaches keys the cache holds no values for. */
+  private reachesUncached(prefix: string): boolean {
+    for (const p of this.uncachedPrefixes) if (prefix.startsWith(p) || p.startsWith(prefix)) return true;
+    return false;
   }
 
   /** Loads the state with one list and starts the backend watch from its revision. */
@@ -157,14 +181,14 @@ class CachedStorage implements Storage {
 
   async get(key: string): Promise<StoredObject | undefined> {
     this.checkOpen(key);
-    if (!this.fresh()) return this.backend.get(key);
+    if (!this.fresh() || this.uncached(key)) return this.backend.get(key);
     return this.objects.get(key);
   }
 
   async list(prefix: string, opts: ListOptions = {}): Promise<ListResult> {
     this.checkOpen(prefix);
     const at = opts.revision;
-    if (!this.fresh() || (at !== undefined && at !== 0 && at !== this.rev)) return this.backend.list(prefix, opts);
+    if (!this.fresh() || (at !== undefined && at !== 0 && at !== this.rev) || this.uncached(prefix)) return this.backend.list(prefix, opts);
     const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
     const filter = opts.filter;
     const after = opts.startAfter !== undefined && opts.startAfter >= prefix;
@@ -234,7 +258,7 @@ class CachedStorage implements Storage {
 
   watch(prefix: string, fromRevision: number, onEvent: (e: StorageEvent) => void, onError?: (err: Error) => void): WatchHandle {
     this.checkOpen(prefix);
-    if (!this.ready) return this.backend.watch(prefix, fromRevision, onEvent, onError);
+    if (!this.ready || this.reachesUncached(prefix)) return this.backend.watch(prefix, fromRevision, onEvent, onError);
     const oldest = Math.max(this.windowStart, this.backend.compactedRevision());
     if (fromRevision < oldest) {
       throw new StorageError('Compacted', prefix, `revision ${fromRevision} is older than the watch cache window (oldest: ${oldest})`);
@@ -268,6 +292,15 @@ class CachedStorage implements Storage {
 
   private apply(e: StorageEvent): void {
     if (e.revision <= this.rev) return;
+    if (this.uncached(e.key)) {
+      // The key and revision only; no window event (watches of these keys are the backend's).
+      const old = this.objects.get(e.key);
+      if (old !== undefined && e.type !== 'ADDED') this.detach([old], e.prevObject);
+      if (e.type === 'DELETED') this.objects.delete(e.key);
+      else this.objects.set(e.key, (this.backend as unknown as LazyListSource).lazyObject(e.key, e.revision));
+      this.rev = e.revision;
+      return;
+    }
     const old = this.objects.get(e.key);
     if (old !== undefined && e.type !== 'ADDED') this.detach([old], e.prevObject);
     if (e.type === 'DELETED') this.objects.delete(e.key);
