@@ -101,6 +101,8 @@ class CachedStorage implements Storage {
   private readonly retryMs: number;
   private readonly clock: Clock;
   private readonly uncachedPrefixes: readonly string[];
+  /** The backend as a source of unread objects; undefined when it cannot read lazily (then nothing is uncached). */
+  private readonly lazySource: LazyListSource | undefined;
 
   constructor(
     private readonly backend: Storage,
@@ -112,7 +114,8 @@ class CachedStorage implements Storage {
     this.retryMs = opts.retryMs ?? 1000;
     this.clock = opts.clock ?? realClock;
     // Without lazily read values the cache must hold them: everything is cached.
-    this.uncachedPrefixes = hasLazyList(backend) ? (opts.uncachedPrefixes ?? []) : [];
+    this.lazySource = hasLazyList(backend) ? backend : undefined;
+    this.uncachedPrefixes = this.lazySource ? (opts.uncachedPrefixes ?? []) : [];
   }
 
   /** Whether the cache holds no value for `key`. */
@@ -292,20 +295,14 @@ class CachedStorage implements Storage {
 
   private apply(e: StorageEvent): void {
     if (e.revision <= this.rev) return;
-    if (this.uncached(e.key)) {
-      // The key and revision only; no window event (watches of these keys are the backend's).
-      const old = this.objects.get(e.key);
-      if (old !== undefined && e.type !== 'ADDED') this.detach([old], e.prevObject);
-      if (e.type === 'DELETED') this.objects.delete(e.key);
-      else this.objects.set(e.key, (this.backend as unknown as LazyListSource).lazyObject(e.key, e.revision));
-      this.rev = e.revision;
-      return;
-    }
+    // An uncached key keeps its key and revision only, its value unread in the backend.
+    const lazy = this.uncached(e.key) ? this.lazySource : undefined;
     const old = this.objects.get(e.key);
     if (old !== undefined && e.type !== 'ADDED') this.detach([old], e.prevObject);
     if (e.type === 'DELETED') this.objects.delete(e.key);
-    else this.objects.set(e.key, { key: e.key, object: e.object, revision: e.revision });
+    else this.objects.set(e.key, lazy ? lazy.lazyObject(e.key, e.revision) : { key: e.key, object: e.object, revision: e.revision });
     this.rev = e.revision;
+    if (lazy) return; // no window event: watches of these keys are the backend's
     this.window.push({ event: e, at: this.clock.now() });
     this.trimWindow();
     this.hub.dispatch(e);
