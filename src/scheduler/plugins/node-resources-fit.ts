@@ -16,47 +16,37 @@ export interface InsufficientResource {
   capacity: number;
 }
 
-function anyNonZero(m: ReadonlyMap<string, number>): boolean {
-  for (const v of m.values()) if (v !== 0) return true;
-  return false;
+/** Nothing short: one shared list, so that the filter's common case allocates nothing. */
+const NONE: readonly InsufficientResource[] = Object.freeze([]);
+
+/** The shortage of `name` on `node` for `want`, if any (no request, no shortage). */
+function shortage(node: NodeInfo, name: string, want: number): InsufficientResource | undefined {
+  if (want <= 0) return undefined;
+  const cap = resourceAmount(node.allocatable, name);
+  const used = resourceAmount(node.requested, name);
+  return want > cap - used ? { resource: name, reason: `Insufficient ${name}`, requested: want, used, capacity: cap } : undefined;
 }
 
-/** fitsRequest: every shortage of `node` for a pod requesting `req`, in upstream's order. */
-export function insufficientResources(req: Resource, node: NodeInfo): InsufficientResource[] {
-  const out: InsufficientResource[] = [];
-  if (node.pods.size + 1 > node.allowedPods) {
-    out.push({ resource: 'pods', reason: 'Too many pods', requested: 1, used: node.pods.size, capacity: node.allowedPods });
-  }
-  if (req.milliCPU === 0 && req.memory === 0 && req.ephemeralStorage === 0 && !anyNonZero(req.scalar)) return out;
-  const check = (name: string, want: number) => {
-    if (want <= 0) return;
-    const cap = resourceAmount(node.allocatable, name);
-    const used = resourceAmount(node.requested, name);
-    if (want > cap - used) out.push({ resource: name, reason: `Insufficient ${name}`, requested: want, used, capacity: cap });
-  };
-  check('cpu', req.milliCPU);
-  check('memory', req.memory);
-  check('ephemeral-storage', req.ephemeralStorage);
-  if (req.scalar.size > 0) for (const [name, v] of [...req.scalar.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) check(name, v);
+/** `out` with `s` added, made at the first shortage. */
+function appended(out: InsufficientResource[] | undefined, s: InsufficientResource | undefined): InsufficientResource[] | undefined {
+  if (s) (out ??= []).push(s);
   return out;
 }
 
-/** Whether insufficientResources would find nothing, without building its list (the filter's common case). */
-function fits(req: Resource, node: NodeInfo): boolean {
-  if (node.pods.size + 1 > node.allowedPods) return false;
-  const a = node.allocatable;
-  const u = node.requested;
-  if (req.milliCPU > 0 && req.milliCPU > a.milliCPU - u.milliCPU) return false;
-  if (req.memory > 0 && req.memory > a.memory - u.memory) return false;
-  if (req.ephemeralStorage > 0 && req.ephemeralStorage > a.ephemeralStorage - u.ephemeralStorage) return false;
-  for (const [name, want] of req.scalar) if (want > 0 && want > (a.scalar.get(name) ?? 0) - (u.scalar.get(name) ?? 0)) return false;
-  return true;
+/** fitsRequest: every shortage of `node` for a pod requesting `req`, in upstream's order. */
+export function insufficientResources(req: Resource, node: NodeInfo): readonly InsufficientResource[] {
+  let out: InsufficientResource[] | undefined;
+  if (node.pods.size + 1 > node.allowedPods) out = [{ resource: 'pods', reason: 'Too many pods', requested: 1, used: node.pods.size, capacity: node.allowedPods }];
+  out = appended(out, shortage(node, 'cpu', req.milliCPU));
+  out = appended(out, shortage(node, 'memory', req.memory));
+  out = appended(out, shortage(node, 'ephemeral-storage', req.ephemeralStorage));
+  if (req.scalar.size > 0) for (const [name, v] of [...req.scalar.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) out = appended(out, shortage(node, name, v));
+  return out ?? NONE;
 }
 
 export const nodeResourcesFitFilter: FilterPlugin = {
   name: 'NodeResourcesFit',
   filter(ctx, info) {
-    if (fits(ctx.podInfo.requests, info)) return undefined;
     const missing = insufficientResources(ctx.podInfo.requests, info);
     return missing.length === 0 ? undefined : unschedulable(...missing.map((m) => m.reason));
   },
