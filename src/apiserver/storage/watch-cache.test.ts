@@ -6,30 +6,17 @@ import { join } from 'node:path';
 import { FakeClock } from '../../util/clock/clock.js';
 import { newMemoryStorage } from './memory.js';
 import { openSqliteStorage } from './sqlite.js';
-import { newCachedStorage } from './watch-cache.js';
+import { newCachedStorage, type CachedStorageOptions } from './watch-cache.js';
 import { runStorageSuite } from './storage.suite.js';
 import { StorageError, type Storage, type StorageEvent, type StoredObject } from './storage.js';
 import { hasLazyList, LazyStoredObject } from './stored-object.js';
 
 runStorageSuite('watch cache over memory', async () => ({ storage: await newCachedStorage(newMemoryStorage()) }));
 
-runStorageSuite('watch cache over sqlite', async () => {
+/** A watch cache over a sqlite store in a new directory, reopened over the same directory. */
+const overSqlite = (opts: CachedStorageOptions = {}) => async () => {
   const dir = mkdtempSync(join(tmpdir(), 'kcm-cache-'));
-  let storage: Storage = await newCachedStorage(openSqliteStorage(dir));
-  return {
-    storage,
-    reopen: async () => {
-      await storage.close();
-      storage = await newCachedStorage(openSqliteStorage(dir));
-      return storage;
-    },
-    cleanup: async () => rmSync(dir, { recursive: true, force: true }),
-  };
-});
-
-runStorageSuite('watch cache over sqlite, one namespace uncached', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'kcm-cache-'));
-  const open = () => newCachedStorage(openSqliteStorage(dir), { uncachedPrefixes: ['/registry/pods/default/'] });
+  const open = () => newCachedStorage(openSqliteStorage(dir), opts);
   let storage: Storage = await open();
   return {
     storage,
@@ -40,7 +27,9 @@ runStorageSuite('watch cache over sqlite, one namespace uncached', async () => {
     },
     cleanup: async () => rmSync(dir, { recursive: true, force: true }),
   };
-});
+};
+runStorageSuite('watch cache over sqlite', overSqlite());
+runStorageSuite('watch cache over sqlite, one namespace uncached', overSqlite({ uncachedPrefixes: ['/registry/pods/default/'] }));
 
 /** A backend that counts calls and can break its watches. */
 function spyBackend(inner: Storage) {
