@@ -210,6 +210,40 @@ describe('watch cache', () => {
       }
     });
 
+    it('holds no replaced value in its window, and replays events as live watchers got them', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'kcm-cache-thin-'));
+      const c = await newCachedStorage(openSqliteStorage(dir));
+      try {
+        const from = c.currentRevision();
+        const live: StorageEvent[] = [];
+        const h = c.watch('/registry/configmaps/', from, (e) => live.push(e));
+        const a = '/registry/configmaps/default/a';
+        await c.create(a, cm('a'));
+        await c.update(a, { ...cm('a'), data: { v: '1' } });
+        await c.update(a, { ...cm('a'), data: { v: '2' } });
+        await c.create('/registry/configmaps/default/b', cm('b'));
+        await c.delete(a);
+        await settle();
+        h.stop();
+        assert.deepEqual(live.map((e) => e.type), ['ADDED', 'MODIFIED', 'MODIFIED', 'ADDED', 'DELETED']);
+        assert.equal(c.windowSize(), 5);
+        assert.equal(c.windowValues(), 1, "only b's value, still its latest: a's were replaced or deleted");
+        const replayed: StorageEvent[] = [];
+        c.watch('/registry/configmaps/', from, (e) => replayed.push(e));
+        await settle();
+        assert.deepEqual(replayed, live);
+        assert.equal((replayed[2] as { prevObject: unknown }).prevObject, replayed[1]!.object, "an event's previous object is the one before it, read once");
+        assert.ok(Object.isFrozen(replayed[0]!.object));
+        const fromMiddle: StorageEvent[] = [];
+        c.watch(a, live[1]!.revision, (e) => fromMiddle.push(e));
+        await settle();
+        assert.deepEqual(fromMiddle, [live[2], live[4]]);
+      } finally {
+        await c.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
     it('fails a first read after close with Closed', async () => {
       const { c, dir } = await restarted(2);
       const got = await c.get('/registry/configmaps/default/c0001');

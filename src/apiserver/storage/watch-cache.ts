@@ -53,7 +53,7 @@ import {
 } from './storage.js';
 import { SortedMap } from '../../util/sorted/sorted-map.js';
 import { newWatcherHub } from './watcher-hub.js';
-import { hasLazyList, LazyStoredObject, prefetch, readTogether, type LazyListSource } from './stored-object.js';
+import { hasLazyList, LazyStoredObject, prefetch, readTogether, withRevision, type LazyListSource } from './stored-object.js';
 
 const log = newLogger('watch-cache');
 
@@ -76,9 +76,25 @@ export interface CachedStorageOptions {
 /** Values read per batch while a filtered list walks not-yet-read objects. */
 const PREFETCH_BATCH = 512;
 
+/**
+ * An event in the replay window. Over a backend that reads values lazily
+ * (sqlite), the window holds no superseded value: an event keeps its object
+ * only while that is the key's latest value (the one the cache holds anyway)
+ * and never its previous object, which are read back from the backend by
+ * revision when a watch replays the event. Over any other backend it keeps
+ * the whole event (`full`).
+ */
 interface WindowEvent {
-  event: StorageEvent;
-  at: number;
+  readonly type: StorageEvent['type'];
+  readonly key: string;
+  readonly revision: number;
+  /** Revision of the value this event replaced; 0 for ADDED. */
+  readonly prevRevision: number;
+  /** The written value while it is the key's latest (never for DELETED). */
+  object: KubeObject | undefined;
+  /** The whole event, when the backend cannot read values back. */
+  readonly full: StorageEvent | undefined;
+  readonly at: number;
 }
 
 class CachedStorage implements Storage {
@@ -266,12 +282,52 @@ class CachedStorage implements Storage {
     if (fromRevision < oldest) {
       throw new StorageError('Compacted', prefix, `revision ${fromRevision} is older than the watch cache window (oldest: ${oldest})`);
     }
-    const replay: StorageEvent[] = [];
+    const events: WindowEvent[] = [];
     for (let i = this.firstAfter(fromRevision); i < this.window.length; i++) {
-      const e = this.window[i]!.event;
-      if (e.key.startsWith(prefix)) replay.push(e);
+      const e = this.window[i]!;
+      if (e.key.startsWith(prefix)) events.push(e);
     }
-    return this.hub.add(prefix, fromRevision, replay, onEvent, onError);
+    return this.hub.add(prefix, fromRevision, this.replayOf(prefix, events), onEvent, onError);
+  }
+
+  /**
+   * The events of `window` as watchers get them, the values the window does
+   * not hold read from the backend in batches. A value compaction removed
+   * fails the watch as too old ('Compacted': the client lists again).
+   */
+  private replayOf(prefix: string, window: readonly WindowEvent[]): StorageEvent[] {
+    const source = this.lazySource;
+    if (!source) return window.map((w) => w.full!);
+    // one read per revision: an event's value is the next one's previous value, one shared object as in live events
+    const reads = new Map<number, StoredObject>();
+    const read = (key: string, revision: number): StoredObject => {
+      let so = reads.get(revision);
+      if (so === undefined) reads.set(revision, (so = source.lazyObject(key, revision)));
+      return so;
+    };
+    const thin = window.map((w) => ({
+      w,
+      full: w.full,
+      // the written value, unless the window still holds it (a DELETED event's is its previous one)
+      written: w.full || w.object !== undefined || w.type === 'DELETED' ? undefined : read(w.key, w.revision),
+      prev: !w.full && w.prevRevision ? read(w.key, w.prevRevision) : undefined,
+    }));
+    try {
+      prefetch([...reads.values()]);
+      return thin.map(({ w, full, written, prev }): StorageEvent => {
+        if (full) return full;
+        const object = w.object ?? written?.object;
+        if (w.type === 'ADDED') return { type: 'ADDED', key: w.key, object: object!, revision: w.revision };
+        const prevObject = prev!.object;
+        if (w.type === 'MODIFIED') return { type: 'MODIFIED', key: w.key, object: object!, prevObject, revision: w.revision };
+        return { type: 'DELETED', key: w.key, object: withRevision(prevObject, w.revision), prevObject, revision: w.revision };
+      });
+    } catch (err) {
+      if (!(err instanceof StorageError) || err.code === 'Closed') throw err;
+      const e = new StorageError('Compacted', prefix, `a value in the watch cache window is no longer readable: ${err.message}`);
+      e.cause = err;
+      throw e;
+    }
   }
 
   compact(revision: number): Promise<void> {
@@ -293,6 +349,17 @@ class CachedStorage implements Storage {
     return this.window.length - this.head;
   }
 
+  /** Number of values the replay window holds itself (for tests): over a lazy backend, only keys' latest ones. */
+  windowValues(): number {
+    let n = 0;
+    for (let i = this.head; i < this.window.length; i++) {
+      const w = this.window[i]!;
+      if (w.full) n += w.full.type === 'ADDED' ? 1 : 2;
+      else if (w.object !== undefined) n++;
+    }
+    return n;
+  }
+
   private apply(e: StorageEvent): void {
     if (e.revision <= this.rev) return;
     // An uncached key keeps its key and revision only, its value unread in the backend.
@@ -303,9 +370,24 @@ class CachedStorage implements Storage {
     else this.objects.set(e.key, lazy ? lazy.lazyObject(e.key, e.revision) : { key: e.key, object: e.object, revision: e.revision });
     this.rev = e.revision;
     if (lazy) return; // no window event: watches of these keys are the backend's
-    this.window.push({ event: e, at: this.clock.now() });
+    this.window.push(this.windowEventOf(e));
     this.trimWindow();
     this.hub.dispatch(e);
+  }
+
+  private windowEventOf(e: StorageEvent): WindowEvent {
+    const at = this.clock.now();
+    if (!this.lazySource) return { type: e.type, key: e.key, revision: e.revision, prevRevision: 0, object: undefined, full: e, at };
+    let prevRevision = 0;
+    if (e.type !== 'ADDED') {
+      prevRevision = Number(e.prevObject.metadata?.resourceVersion);
+      if (!(prevRevision > 0)) return { type: e.type, key: e.key, revision: e.revision, prevRevision: 0, object: undefined, full: e, at };
+      // the replaced value is no longer the key's latest: its event lets go of it
+      const i = this.firstAfter(prevRevision - 1);
+      const prev = this.window[i];
+      if (prev !== undefined && prev.revision === prevRevision) prev.object = undefined;
+    }
+    return { type: e.type, key: e.key, revision: e.revision, prevRevision, object: e.type === 'DELETED' ? undefined : e.object, full: undefined, at };
   }
 
   private trimWindow(): void {
@@ -313,7 +395,7 @@ class CachedStorage implements Storage {
     while (this.window.length - this.head > this.minEvents) {
       const oldest = this.window[this.head]!;
       if (this.window.length - this.head <= this.historyWindow && now - oldest.at < this.eventFreshMs) break;
-      this.windowStart = oldest.event.revision;
+      this.windowStart = oldest.revision;
       this.head++;
     }
     if (this.head > 1024 && this.head * 2 > this.window.length) {
@@ -328,7 +410,7 @@ class CachedStorage implements Storage {
     let hi = this.window.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (this.window[mid]!.event.revision <= rev) lo = mid + 1;
+      if (this.window[mid]!.revision <= rev) lo = mid + 1;
       else hi = mid;
     }
     return lo;
@@ -363,7 +445,7 @@ class CachedStorage implements Storage {
  * A watch cache over `backend`, ready to serve (its initial list done).
  * Closing it closes the backend unless `closeBackend` is false.
  */
-export async function newCachedStorage(backend: Storage, opts: CachedStorageOptions = {}): Promise<Storage & { windowSize(): number }> {
+export async function newCachedStorage(backend: Storage, opts: CachedStorageOptions = {}): Promise<Storage & { windowSize(): number; windowValues(): number }> {
   const c = new CachedStorage(backend, opts);
   await c.init();
   return c;
