@@ -13,6 +13,7 @@ import type { ServiceAccountTokenOptions } from '../apiserver/serve/sa-setup.js'
 import { ensureServiceAccountKey } from '../up/sa-key.js';
 import { onTerminationSignal, parseCommandLine, setUpLogging } from './common.js';
 import { FlagError, loggingFlags, type FlagSpec } from './flags.js';
+import { boundApiServerHeapGrowth } from '../up/v8-flags.js';
 
 export const apiserverFlags = {
   'data-dir': { type: 'string', default: './.kcm', usage: 'Directory for the database, certificates and the admin kubeconfig; created when missing.', section: 'Storage' },
@@ -54,6 +55,7 @@ export function serviceAccountOptions(
 const description = 'Run the embedded Kubernetes API server: HTTPS, SQLite storage with a watch cache, an admin kubeconfig in the data directory.';
 
 export async function run(args: string[]): Promise<number> {
+  boundApiServerHeapGrowth();
   const flags = parseCommandLine(apiserverFlags, args, {
     command: 'kcm apiserver',
     usageLine: 'kcm apiserver [flags]',

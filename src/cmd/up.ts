@@ -4,7 +4,7 @@
  * cannot start. A second signal exits 1 at once.
  */
 import { preforkControllerSide, type PreforkedProcess } from '../up/supervisor.js';
-import { deferWasmTierUp } from '../up/v8-flags.js';
+import { boundApiServerHeapGrowth, deferWasmTierUp } from '../up/v8-flags.js';
 
 const description = `Run a local Kubernetes control plane: the embedded API server, the controller manager (all default controllers), the scheduler and simulated nodes, on loopback, with state in --data-dir. Controller-manager flags pass through (e.g. --controllers=*,-deployment, --concurrent-deployment-syncs=10).`;
 
@@ -16,6 +16,8 @@ function wantsThread(args: string[]): boolean {
 export async function run(args: string[]): Promise<number> {
   const startedAt = Date.now();
   deferWasmTierUp();
+  // This process is the API server; with --isolation thread the controller side shares its V8 flags, and would pay for it.
+  if (!wantsThread(args)) boundApiServerHeapGrowth();
   const help = args.includes('--help') || args.includes('-h');
   // The controller side's process is forked first, so that it loads its modules while this one loads the API server's
   // (most of kcm up's start is reading and compiling modules, and there are two cores). Hence the import below.

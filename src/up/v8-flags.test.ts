@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { CONTROLLER_SIDE_SEMI_SPACE_MB, CONTROLLER_SIDE_YOUNG_GENERATION_MB, controllerSideExecArgv } from './v8-flags.js';
+import { API_SERVER_HEAP_GROWING_PERCENT, apiServerV8Flags, CONTROLLER_SIDE_SEMI_SPACE_MB, CONTROLLER_SIDE_YOUNG_GENERATION_MB, controllerSideExecArgv } from './v8-flags.js';
 
 describe('controller side V8 flags', () => {
   it("adds the semi-space size to the parent's flags, drops --inspect, and keeps a size the user gave", () => {
@@ -21,5 +21,28 @@ describe('controller side V8 flags', () => {
     const plain = scavenges([]);
     const larger = scavenges(controllerSideExecArgv([]));
     assert.ok(larger < plain, `${larger} scavenges with the flag, ${plain} without`);
+  });
+});
+
+describe('API server V8 flags', () => {
+  it('bounds the heap growth, unless the user gave one', () => {
+    assert.deepEqual(apiServerV8Flags(['--enable-source-maps']), [`--heap-growing-percent=${API_SERVER_HEAP_GROWING_PERCENT}`]);
+    assert.deepEqual(apiServerV8Flags(['--heap-growing-percent=50']), []);
+    assert.deepEqual(apiServerV8Flags(['--heap_growing_percent=50']), []);
+  });
+
+  it('keeps a process with a large live heap and promoted garbage smaller', () => {
+    // 150 MB live in old space, then garbage that survives two scavenges (promoted) before it dies; prints the peak heap.
+    const script = (bound: boolean) =>
+      `${bound ? `require('node:v8').setFlagsFromString('${apiServerV8Flags([])[0]}');` : ''}` +
+      "const v8 = require('node:v8'); let peak = 0; const live = [];" +
+      "for (let i = 0; i < 1.5e6; i++) live.push({ i, s: 'live' + i, a: [i, i + 1] });" +
+      'for (let round = 0; round < 40; round++) { const g = []; for (let i = 0; i < 2e5; i++) g.push({ round, i, s: \'g\' + i });' +
+      '  const h = v8.getHeapStatistics().total_heap_size; if (h > peak) peak = h; }' +
+      'console.log(peak, live.length);';
+    const peak = (bound: boolean) => Number(execFileSync(process.execPath, ['-e', script(bound)], { encoding: 'utf8' }).split(' ')[0]);
+    const plain = peak(false);
+    const bounded = peak(true);
+    assert.ok(bounded < plain, `peak heap ${bounded} bytes bounded, ${plain} not`);
   });
 });
