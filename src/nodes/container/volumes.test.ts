@@ -36,6 +36,22 @@ test('configMap volume: items with paths in subdirectories, per-item mode, defau
   });
 });
 
+test('configMap and secret volumes: pods mounting the same object version share its bytes; a new version has its own', () => {
+  const content = (r: ReturnType<typeof volumeFiles>, k: string) => (r as { files: Record<string, VolumeFile> }).files[k]!.content;
+  const cmVol: Volume = { name: 'v', projected: { sources: [{ configMap: { name: 'cfg', items: [{ key: 'data-1', path: 'ca.crt' }] } }, { secret: { name: 'sec' } }] } };
+  const a = volumeFiles(pod(), cmVol, SRC, NODE);
+  const b = volumeFiles(pod(), cmVol, SRC, NODE);
+  assert.equal(content(a, 'ca.crt'), content(b, 'ca.crt'));
+  assert.equal(content(a, 'token'), content(b, 'token'));
+  const all = volumeFiles(pod(), { name: 'v', configMap: { name: 'cfg' } }, SRC, NODE);
+  assert.equal(content(all, 'data-1'), content(a, 'ca.crt'), 'with or without items');
+  const changed = source({ configMaps: [{ ...CM, data: { ...CM.data, 'data-1': 'value-1b' } }], secrets: [SEC] });
+  const c = volumeFiles(pod(), cmVol, changed, NODE);
+  assert.notEqual(content(c, 'ca.crt'), content(a, 'ca.crt'));
+  assert.equal(Buffer.from(content(c, 'ca.crt')).toString(), 'value-1b');
+  assert.equal(Buffer.from(content(a, 'ca.crt')).toString(), 'value-1');
+});
+
 test('configMap volume: missing object or key, optional or not', () => {
   assert.deepEqual(volumeFiles(pod(), { name: 'v', configMap: { name: 'nope' } }, SRC, NODE), { error: 'configmap "nope" not found' });
   assert.deepEqual(files(volumeFiles(pod(), { name: 'v', configMap: { name: 'nope', optional: true } }, SRC, NODE)), {});

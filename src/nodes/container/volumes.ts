@@ -27,20 +27,36 @@ type Payload = Map<string, { data: Buffer; mode: number }>;
 /** A projected token as asked from the ObjectSource (PodVolumes plugs its cache in here). */
 export type TokenFetcher = (audience: string | undefined, expirationSeconds: number) => string | undefined;
 
+/**
+ * The bytes of value `key` of `values` (a ConfigMap's data or binaryData, a
+ * Secret's data), made once per values object: every pod mounting the same
+ * version of an object (kube-root-ca.crt in each pod's service-account
+ * volume) shares one Buffer. Informer objects are never changed in place, and
+ * file data is never written in place (the file system replaces a file's
+ * Buffer), so sharing is safe.
+ */
+function valueBytes(values: Readonly<Record<string, string>>, key: string, encoding: 'utf8' | 'base64'): Buffer {
+  let byKey = valueBuffers.get(values);
+  if (!byKey) valueBuffers.set(values, (byKey = new Map()));
+  let b = byKey.get(key);
+  if (!b) byKey.set(key, (b = Buffer.from(values[key]!, encoding)));
+  return b;
+}
+
+const valueBuffers = new WeakMap<object, Map<string, Buffer>>();
+
 /** configmap.MakePayload; a missing object is an empty ConfigMap (only reached when optional). */
 export function configMapPayload(items: KeyToPath[] | undefined, cm: ConfigMap, defaultMode: number, optional: boolean): Payload {
   const out: Payload = new Map();
   if (!items || items.length === 0) {
-    for (const [k, v] of Object.entries(cm.data ?? {})) out.set(k, { data: Buffer.from(v), mode: defaultMode });
-    for (const [k, v] of Object.entries(cm.binaryData ?? {})) out.set(k, { data: Buffer.from(v, 'base64'), mode: defaultMode });
+    if (cm.data) for (const k of Object.keys(cm.data)) out.set(k, { data: valueBytes(cm.data, k, 'utf8'), mode: defaultMode });
+    if (cm.binaryData) for (const k of Object.keys(cm.binaryData)) out.set(k, { data: valueBytes(cm.binaryData, k, 'base64'), mode: defaultMode });
     return out;
   }
   for (const ktp of items) {
     let data: Buffer;
-    const s = cm.data?.[ktp.key];
-    const b = cm.binaryData?.[ktp.key];
-    if (s !== undefined) data = Buffer.from(s);
-    else if (b !== undefined) data = Buffer.from(b, 'base64');
+    if (cm.data?.[ktp.key] !== undefined) data = valueBytes(cm.data, ktp.key, 'utf8');
+    else if (cm.binaryData?.[ktp.key] !== undefined) data = valueBytes(cm.binaryData, ktp.key, 'base64');
     else if (optional) continue;
     else throw new Error(`configmap references non-existent config key: ${ktp.key}`);
     out.set(ktp.path, { data, mode: ktp.mode ?? defaultMode });
@@ -52,16 +68,15 @@ export function configMapPayload(items: KeyToPath[] | undefined, cm: ConfigMap, 
 export function secretPayload(items: KeyToPath[] | undefined, secret: Secret, defaultMode: number, optional: boolean): Payload {
   const out: Payload = new Map();
   if (!items || items.length === 0) {
-    for (const [k, v] of Object.entries(secret.data ?? {})) out.set(k, { data: Buffer.from(v, 'base64'), mode: defaultMode });
+    if (secret.data) for (const k of Object.keys(secret.data)) out.set(k, { data: valueBytes(secret.data, k, 'base64'), mode: defaultMode });
     return out;
   }
   for (const ktp of items) {
-    const v = secret.data?.[ktp.key];
-    if (v === undefined) {
+    if (secret.data?.[ktp.key] === undefined) {
       if (optional) continue;
       throw new Error(`references non-existent secret key: ${ktp.key}`);
     }
-    out.set(ktp.path, { data: Buffer.from(v, 'base64'), mode: ktp.mode ?? defaultMode });
+    out.set(ktp.path, { data: valueBytes(secret.data!, ktp.key, 'base64'), mode: ktp.mode ?? defaultMode });
   }
   return out;
 }
