@@ -153,7 +153,7 @@ export class FileSystem {
     const name = parts[parts.length - 1]!;
     const key = joinPath([...parent.parts, name]);
     // Keep a mount point entry so that `ls` of the parent shows it.
-    if (!pnode.entries.has(name)) pnode.entries.set(name, newDir(0o755, this.now));
+    if (!childEntry(pnode, name)) setEntry(pnode, name, newDir(0o755, this.now));
     this.mounts.set(key, { node: dir, readOnly: opts.readOnly ?? false });
   }
 
@@ -182,8 +182,7 @@ export class FileSystem {
   private childOf(dir: DirNode, parts: string[], name: string): FsNode | undefined {
     const m = this.mounts.get(joinPath([...parts, name]));
     if (m) return m.node;
-    // Walking through a template's directory copies only the entry taken.
-    return dir instanceof TemplateDir ? dir.child(name) : dir.entries.get(name);
+    return childEntry(dir, name);
   }
 
   /** The read-only flag at a path: its own mount's, else what it inherits. */
@@ -287,7 +286,7 @@ export class FileSystem {
       return;
     }
     if (r.readOnly) throw new FsError('EROFS', path);
-    r.parent.entries.set(r.name, newFile(buf, opts.mode ?? 0o644, this.now));
+    setEntry(r.parent, r.name, newFile(buf, opts.mode ?? 0o644, this.now));
     r.parent.mtime = this.now;
   }
 
@@ -295,7 +294,7 @@ export class FileSystem {
     const r = this.resolve(path, cwd, false);
     if (r.node) throw new FsError('EEXIST', path);
     if (r.readOnly) throw new FsError('EROFS', path);
-    r.parent.entries.set(r.name, newDir(mode, this.now));
+    setEntry(r.parent, r.name, newDir(mode, this.now));
     r.parent.mtime = this.now;
   }
 
@@ -310,7 +309,7 @@ export class FileSystem {
         continue;
       }
       if (r.readOnly && !force) throw new FsError('EROFS', path);
-      r.parent.entries.set(r.name, newDir(mode, this.now));
+      setEntry(r.parent, r.name, newDir(mode, this.now));
       r.parent.mtime = this.now;
     }
   }
@@ -364,7 +363,7 @@ export class FileSystem {
     const r = this.resolve(path, cwd, false);
     if (r.node) throw new FsError('EEXIST', path);
     if (r.readOnly) throw new FsError('EROFS', path);
-    r.parent.entries.set(r.name, newSymlink(target, this.now));
+    setEntry(r.parent, r.name, newSymlink(target, this.now));
   }
 
   readlink(path: string, cwd = '/'): string {
@@ -506,10 +505,17 @@ class TemplateDir implements DirNode {
     return copy;
   }
 
+  /** Sets the entry `name`, copying nothing else from the template. */
+  setChild(name: string, node: FsNode): void {
+    (this.own ??= new Map()).set(name, node);
+  }
+
   get entries(): Map<string, FsNode> {
     if (this.template) {
       const all = new Map<string, FsNode>();
       for (const [name, t] of this.template.entries) all.set(name, this.own?.get(name) ?? instantiate(t, this.born));
+      // entries added since (setChild) come after the template's, as if added to a full copy
+      if (this.own) for (const [name, n] of this.own) if (!all.has(name)) all.set(name, n);
       this.own = all;
       this.template = undefined;
     }
@@ -520,6 +526,17 @@ class TemplateDir implements DirNode {
     this.own = m;
     this.template = undefined;
   }
+}
+
+/** The entry `name` of `dir`; walking through a template's directory copies only the entry taken. */
+export function childEntry(dir: DirNode, name: string): FsNode | undefined {
+  return dir instanceof TemplateDir ? dir.child(name) : dir.entries.get(name);
+}
+
+/** Sets the entry `name` of `dir`; in a template's directory, without copying its other entries. */
+export function setEntry(dir: DirNode, name: string, node: FsNode): void {
+  if (dir instanceof TemplateDir) dir.setChild(name, node);
+  else dir.entries.set(name, node);
 }
 
 /** A container's own node for a template node (a directory's content is copied when first used). */
