@@ -45,8 +45,12 @@ const common = {
   format: 'esm',
   platform: 'node',
   target: 'node20',
-  // Error names and logged class names stay as written.
-  keepNames: true,
+  // No keepNames: it wraps every function and class, closures included, in a call that defines its `name`
+  // property each time one is created. At 1,000 nodes and 30,000 pods that was 30 MB of the controller side's
+  // heap and about a quarter of its CPU (178 s to 140 s). Names that matter are set explicitly: every error class
+  // sets its `name`, CEL object classes theirs. Only classes esbuild renames to avoid a clash (two bundled
+  // libraries' `Parser`) show the new name in an inspected object.
+  keepNames: false,
   external: ['better-sqlite3'],
   // The CommonJS packages bundled (undici, prom-client, yaml) call require() for Node's modules.
   banner: { js: "import { createRequire as __kcmCreateRequire } from 'node:module'; const require = __kcmCreateRequire(import.meta.url);" },
