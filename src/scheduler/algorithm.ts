@@ -96,9 +96,12 @@ export function removePodForFilters(ctx: CycleContext, profile: Profile, info: N
  * nominated pod's anti-affinity could be what lets it in).
  */
 export function filtersWithNominatedPods(ctx: CycleContext, profile: Profile, info: NodeInfo, nominator: PodNominator | undefined): Status | undefined {
+  // Called for every node a pod is filtered against: nothing is allocated or computed when none is nominated there.
+  const candidates = nominator?.podsForNode(nodeName(info));
+  if (candidates === undefined || candidates.length === 0) return runFilters(ctx, profile, info);
   const prio = podPriority(ctx.pod);
   const self = podKey(ctx.pod);
-  const nominated = nominator ? nominator.podsForNode(nodeName(info)).filter((p) => podKey(p.pod) !== self && podPriority(p.pod) >= prio) : [];
+  const nominated = candidates.filter((p) => podKey(p.pod) !== self && podPriority(p.pod) >= prio);
   if (nominated.length === 0) return runFilters(ctx, profile, info);
   const withCtx = cloneCycle(ctx);
   const withInfo = cloneNodeInfo(info);

@@ -59,13 +59,16 @@ class Nominator implements PodNominator {
 
   podsForNode(node: string): readonly PodInfo[] {
     const pods = this.byNode.get(node);
-    return pods ? [...pods.values()] : [];
+    return pods ? [...pods.values()] : NO_PODS;
   }
 
   nominatedNode(pod: Pod): string | undefined {
     return this.nodeOf.get(podKey(pod));
   }
 }
+
+/** Shared by every node without nominated pods (the scheduler asks for each node it filters). */
+const NO_PODS: readonly PodInfo[] = Object.freeze([]);
 
 export function newPodNominator(): PodNominator {
   return new Nominator();
