@@ -23,17 +23,18 @@ export function deferWasmTierUp(): void {
 }
 
 /**
- * Semi-spaces of V8's young generation in kcm up's controller side: 32 MB
+ * Semi-spaces of V8's young generation in kcm up's controller side: 64 MB
  * rather than Node's 16. Under load its scavenges copy many objects that
  * live a little longer than one 16 MB cycle (pods queued between informers,
  * scheduler and kubelets, requests in flight): at 1,000 nodes and 10,000
  * pods they took 17.8 s of its main thread, 11.3 s with 64 MB. At 1,000
- * nodes and 30,000 pods, 16 MB cost about 50 s more CPU than 64 MB and 32 MB
- * none measurable, with a peak 40 MB lower than 64 MB's. The space grows only
- * as allocation needs, so an idle kcm up keeps its size. A
+ * nodes and 30,000 pods, smaller spaces traded time for memory: 64 MB
+ * 176 s and a 1,360 MB peak, 48 MB 190 s and 1,330 MB, 32 MB 198 to 207 s
+ * and 1,270 to 1,290 MB, 16 MB 194 s (50 s more CPU) and 1,254 MB. The
+ * space grows only as allocation needs, so an idle kcm up keeps its size. A
  * --max-semi-space-size the user gives wins.
  */
-export const CONTROLLER_SIDE_SEMI_SPACE_MB = 32;
+export const CONTROLLER_SIDE_SEMI_SPACE_MB = 64;
 
 /** Node's flags for a forked controller side: the parent's (without --inspect) and the semi-space size. */
 export function controllerSideExecArgv(parent: readonly string[]): string[] {
