@@ -175,12 +175,6 @@ export function schedulePod(pod: Pod, opts: ScheduleOptions, podInfo: PodInfo = 
   return { kind: 'scheduled', node: nodeName(chosen), feasibleNodes: feasible.length, evaluatedNodes: processed, processedNodes: processed, ctx };
 }
 
-/** Weighted sum of every score plugin's normalised scores, per feasible node (in `feasible` order). */
-export function prioritizeNodes(ctx: CycleContext, profile: Profile, feasible: readonly NodeInfo[]): NodeScore[] {
-  const totals = totalScores(ctx, profile, feasible);
-  return feasible.map((n, i) => ({ name: nodeName(n), score: totals[i]! }));
-}
-
 /**
  * The plugins' scores, refilled for each plugin (normalize rewrites them in
  * place) and reused from one cycle to the next: never handed out beyond a
@@ -189,7 +183,7 @@ export function prioritizeNodes(ctx: CycleContext, profile: Profile, feasible: r
  */
 const scratch: { name: string; score: number }[] = [];
 
-/** prioritizeNodes' totals, by index in `feasible`, with no object per node. */
+/** prioritizeNodes: the weighted sum of every score plugin's normalised scores, by index in `feasible`, with no object per node. */
 function totalScores(ctx: CycleContext, profile: Profile, feasible: readonly NodeInfo[]): Float64Array {
   const n = feasible.length;
   const totals = new Float64Array(n);
