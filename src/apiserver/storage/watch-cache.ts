@@ -307,15 +307,14 @@ class CachedStorage implements Storage {
     };
     const thin = window.map((w) => ({
       w,
-      full: w.full,
       // the written value, unless the window still holds it (a DELETED event's is its previous one)
       written: w.full || w.object !== undefined || w.type === 'DELETED' ? undefined : read(w.key, w.revision),
       prev: !w.full && w.prevRevision ? read(w.key, w.prevRevision) : undefined,
     }));
     try {
       prefetch([...reads.values()]);
-      return thin.map(({ w, full, written, prev }): StorageEvent => {
-        if (full) return full;
+      return thin.map(({ w, written, prev }): StorageEvent => {
+        if (w.full) return w.full;
         const object = w.object ?? written?.object;
         if (w.type === 'ADDED') return { type: 'ADDED', key: w.key, object: object!, revision: w.revision };
         const prevObject = prev!.object;
