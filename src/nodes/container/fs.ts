@@ -18,7 +18,7 @@
  * pod); a hostNetwork pod's hosts file is synthesized from the node's name and IP.
  */
 import type { Container, Pod, Volume } from 'kubernetes-types/core/v1.js';
-import { FileSystem, createStandardFs, fsTemplate, newDir, updateAtomicVolume, type DirNode, type FsNode } from '../shell/fs.js';
+import { FileSystem, createStandardFs, fsTemplate, newDir, setEntry, updateAtomicVolume, type DirNode, type FsNode } from '../shell/fs.js';
 import { expand } from './env.js';
 import { cleanPath, failedMountMessage, volumeFiles, type TokenFetcher } from './volumes.js';
 import { podIPsOf, type NodeFacts, type ObjectSource } from './types.js';
@@ -376,7 +376,7 @@ export class PodVolumes {
         fs.mkdirp(parent, 0o755, true);
         const r = fs.resolve(parent);
         if (!r.node || r.node.type !== 'dir') throw new Error(`not a directory: ${parent}`);
-        r.node.entries.set(parts[parts.length - 1]!, p.node);
+        setEntry(r.node, parts[parts.length - 1]!, p.node);
       }
     } catch (e) {
       return { error: `error mounting into container "${container.name}": ${e instanceof Error ? e.message : String(e)}` };
