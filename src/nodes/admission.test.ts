@@ -1,7 +1,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Container, Node, Pod } from 'kubernetes-types/core/v1.js';
-import { kubeletAdmit } from './admission.js';
+import { activePodInfo, kubeletAdmit as admit } from './admission.js';
+
+/** kubeletAdmit over the active pods' objects. */
+const kubeletAdmit = (p: Pod, n: Node, active: Pod[]) => admit(p, n, active.map(activePodInfo));
 
 const node: Node = {
   metadata: { name: 'kcm-node-0', labels: { 'kubernetes.io/hostname': 'kcm-node-0', 'kubernetes.io/os': 'linux', disk: 'ssd' } },

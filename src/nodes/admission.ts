@@ -31,15 +31,14 @@ function predicateFailure(name: string, desc: string): AdmitResult {
 }
 
 /**
- * The scheduler's PodInfo of an active pod, made once per pod object: the simulator passes the
- * informer's objects, which are replaced, never changed, and a node's every admission adds up
- * all its active pods (at 30 pods a node, most of the simulated kubelets' admission time).
+ * What admission needs of a pod already active on the node (the scheduler's PodInfo: requests, host
+ * ports). It depends only on fields of the pod spec that cannot change, so a caller makes it once per
+ * pod and passes it to every later admission on the node (at 30 pods a node, remaking them for each
+ * admission was most of the simulated kubelets' admission time).
  */
-const activeInfos = new WeakMap<Pod, PodInfo>();
-function activeInfo(p: Pod): PodInfo {
-  let info = activeInfos.get(p);
-  if (!info) activeInfos.set(p, (info = newPodInfo(p)));
-  return info;
+export type ActivePodInfo = PodInfo;
+export function activePodInfo(pod: Pod): ActivePodInfo {
+  return newPodInfo(pod);
 }
 
 /**
@@ -47,7 +46,7 @@ function activeInfo(p: Pod): PodInfo {
  * admitted there (not finished). Only the first failure is reported, as
  * kubelet does.
  */
-export function kubeletAdmit(pod: Pod, node: Node, active: readonly Pod[]): AdmitResult {
+export function kubeletAdmit(pod: Pod, node: Node, active: readonly ActivePodInfo[]): AdmitResult {
   const os = pod.metadata?.labels?.['kubernetes.io/os'];
   const nodeOS = node.metadata?.labels?.['kubernetes.io/os'] ?? 'linux';
   if (os !== undefined && os !== nodeOS) {
@@ -57,7 +56,7 @@ export function kubeletAdmit(pod: Pod, node: Node, active: readonly Pod[]): Admi
     return { admit: false, reason: 'PodOSNotSupported', message: "Failed to admit pod as the OS field doesn't match node OS" };
   }
   const info = newNodeInfo(node);
-  for (const p of active) if (p.metadata?.uid !== pod.metadata?.uid) addPod(info, activeInfo(p));
+  for (const p of active) if (p.pod.metadata?.uid !== pod.metadata?.uid) addPod(info, p);
   const short = insufficientResources(newPodInfo(pod).requests, info);
   if (short.length > 0) {
     const s = short[0]!;

@@ -39,7 +39,7 @@ import { newIpAllocator, type IpAllocator } from './ip-allocator.js';
 import { NODE_STATUS_UPDATE_INTERVAL_MS, NodeAgent } from './node-agent.js';
 import { defaultPodCIDR, INSTANCE_ANNOTATION, nodeInternalIP, type NodeTemplate, type PressureKind } from './node-object.js';
 import { PodRuntime } from './pod-runtime.js';
-import { kubeletAdmit } from './admission.js';
+import { activePodInfo, kubeletAdmit, type ActivePodInfo } from './admission.js';
 import {
   NODEFS_AVAILABLE_THRESHOLD_FRACTION,
   RESOURCE_OF,
@@ -183,6 +183,8 @@ interface PodEntry {
   graceful?: boolean;
   /** Unique names of the pod's attachable volumes (for volumesInUse). */
   attachable: string[];
+  /** What the admission of the node's next pods needs of this one, made on first use. */
+  admitInfo?: ActivePodInfo;
   /** Since when the pod waits for a volume to be attached or mounted. */
   volumesWaitSince?: number;
   /** The last FailedMount message recorded for a volume the populator could not process. */
@@ -442,12 +444,12 @@ class Simulator implements NodeSimulator {
   }
 
   /** The pods admitted on the node that have not finished (terminating ones count), but `except`. */
-  private admittedPods(nodeName: string, except: string): Pod[] {
-    const out: Pod[] = [];
+  private admittedPods(nodeName: string, except: string): ActivePodInfo[] {
+    const out: ActivePodInfo[] = [];
     for (const [key, e] of this.pods.onNode(nodeName)) {
       if (key === except || e.runtime.settled || e.runtime.rejected) continue;
       const pod = this.podInformer.getStore().getByKey(key) as Pod | undefined;
-      if (pod && pod.metadata?.uid === e.uid) out.push(pod);
+      if (pod && pod.metadata?.uid === e.uid) out.push((e.admitInfo ??= activePodInfo(pod)));
     }
     return out;
   }

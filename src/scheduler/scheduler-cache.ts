@@ -8,7 +8,7 @@
  * forgetPod when the binding failed).
  */
 import type { Node, Pod } from 'kubernetes-types/core/v1.js';
-import { newSnapshot, type Snapshot } from './framework.js';
+import { NodeChangeLog, newSnapshot, type Snapshot } from './framework.js';
 import { addPod, newNodeInfo, newPodInfo, podKey, removePod, replacePod, setNode, type NodeInfo } from './node-info.js';
 
 export interface SchedulerCache {
@@ -41,6 +41,8 @@ class Cache implements SchedulerCache {
   /** pod key -> node name, for every pod in the cache */
   private readonly podStates = new Map<string, { node: string; assumed: boolean; bindingFinished: boolean }>();
   private cached: Snapshot | undefined;
+  /** Changes of the cached snapshot's NodeInfos; a new one with every new node list. */
+  private changes = new NodeChangeLog();
   /** Pods with (anti-)affinity came or went since the snapshot's lists of such nodes were made. */
   private affinityStale = false;
 
@@ -53,6 +55,7 @@ class Cache implements SchedulerCache {
   /** The node set changed: the next snapshot sorts the nodes again. */
   private changed(): void {
     this.cached = undefined;
+    this.changes = new NodeChangeLog();
   }
 
   /**
@@ -63,6 +66,7 @@ class Cache implements SchedulerCache {
   private changePods(n: NodeInfo, change: () => void): void {
     const [affinity, antiAffinity] = [n.podsWithAffinity, n.podsWithRequiredAntiAffinity];
     change();
+    this.changes.record(n);
     if (n.podsWithAffinity !== affinity || n.podsWithRequiredAntiAffinity !== antiAffinity) this.affinityStale = true;
   }
 
@@ -162,8 +166,8 @@ class Cache implements SchedulerCache {
         const y = b.node!.metadata?.name ?? '';
         return x < y ? -1 : x > y ? 1 : 0;
       });
-      this.cached = newSnapshot(nodes);
-    } else if (this.affinityStale) this.cached = newSnapshot(this.cached.nodes);
+      this.cached = newSnapshot(nodes, this.changes);
+    } else if (this.affinityStale) this.cached = newSnapshot(this.cached.nodes, this.changes);
     this.affinityStale = false;
     return this.cached;
   }

@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import type { Pod, TopologySpreadConstraint } from 'kubernetes-types/core/v1.js';
 import { nothing, selectorFromSet } from '../../api/labels.js';
 import { addPod, newPodInfo, removePod } from '../node-info.js';
+import { newSnapshot } from '../framework.js';
+import { newSchedulerCache } from '../scheduler-cache.js';
 import { cycle, makeNode, makePod, nodeInfos } from '../testing.js';
 import { countMatchingPods, podTopologySpreadFilter, podTopologySpreadScore } from './pod-topology-spread.js';
 
@@ -97,5 +99,52 @@ describe('countMatchingPods', () => {
     assert.equal(removePod(info!, e2), true);
     assert.equal(countMatchingPods(info!, x, 'default'), 0);
     assert.equal(countMatchingPods(info!, y, 'default'), 1);
+  });
+});
+
+describe('PodTopologySpread score over a scheduler cache', () => {
+  it('keeps zone sums equal to a walk over every node while pods and nodes change', () => {
+    const cache = newSchedulerCache();
+    const zoneOf = (i: number) => ['a', 'b', 'c'][i % 3]!;
+    for (let i = 0; i < 12; i++) cache.addNode(makeNode(`n${i}`, { labels: { 'topology.kubernetes.io/zone': zoneOf(i) } }));
+    const web = selectorFromSet({ app: 'web' });
+    const lookups = { ownerSelectors: (p: Pod) => (p.metadata?.labels?.app === 'web' ? [web] : []) };
+    const incoming = makePod('incoming', { labels: { app: 'web' } });
+    let seed = 7;
+    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2147483648), seed % n);
+    const placed = new Map<string, Pod>();
+    const check = (step: number) => {
+      const snapshot = cache.snapshot();
+      assert.ok(snapshot.changes, 'a cache snapshot carries its change log');
+      const scores = (s: typeof snapshot) => {
+        const ctx = { ...cycle(incoming, [...s.nodes], lookups), snapshot: s };
+        assert.equal(podTopologySpreadScore.preScore!(ctx, s.nodes), undefined);
+        return s.nodes.map((i) => podTopologySpreadScore.score(ctx, i));
+      };
+      assert.deepEqual(scores(snapshot), scores(newSnapshot(snapshot.nodes)), `step ${step}`);
+    };
+    check(0);
+    for (let step = 1; step <= 300; step++) {
+      const op = rand(10);
+      const name = `p${rand(40)}`;
+      const old = placed.get(name);
+      if (op < 5 && !old) {
+        const pod = makePod(name, { labels: { app: rand(3) === 0 ? 'other' : 'web' }, nodeName: `n${rand(12)}` });
+        if (rand(2) === 0) cache.assumePod(pod);
+        else cache.addPod(pod);
+        placed.set(name, pod);
+      } else if (op < 7 && old) {
+        cache.removePod(old);
+        placed.delete(name);
+      } else if (op < 9 && old) {
+        const relabelled = { ...old, metadata: { ...old.metadata, labels: { app: old.metadata?.labels?.app === 'web' ? 'other' : 'web' } } };
+        cache.updatePod(old, relabelled);
+        placed.set(name, relabelled);
+      } else if (op === 9) {
+        const i = rand(12);
+        cache.updateNode(makeNode(`n${i}`, { labels: { 'topology.kubernetes.io/zone': rand(2) === 0 ? zoneOf(i) : 'd' } }));
+      }
+      check(step);
+    }
   });
 });

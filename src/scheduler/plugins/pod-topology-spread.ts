@@ -7,7 +7,7 @@
  */
 import type { Node, Pod, TopologySpreadConstraint } from 'kubernetes-types/core/v1.js';
 import { matchesNothing, nothing, selectorFromLabelSelector, type LabelSelectorValue, type Selector } from '../../api/labels.js';
-import { MAX_NODE_SCORE, unresolvable, unschedulable, type CycleContext, type FilterPlugin, type ScorePlugin } from '../framework.js';
+import { MAX_NODE_SCORE, unresolvable, unschedulable, type CycleContext, type FilterPlugin, type NodeChangeLog, type ScorePlugin } from '../framework.js';
 import { countsTowards, type MatchCount, type NodeInfo, type PodInfo } from '../node-info.js';
 import { podHasNodeSelectorOrAffinity, podMatchesNodeSelectorAndAffinity } from '../node-selector.js';
 import { doNotScheduleTaint, findUntoleratedTaint } from '../../api/taints.js';
@@ -111,6 +111,50 @@ export function countMatchingPods(info: NodeInfo, selector: Selector, namespace:
   if (info.matchCounts === undefined || info.matchCounts.size >= MAX_COUNTS_PER_NODE) info.matchCounts = new Map();
   info.matchCounts.set(key, m);
   return m.n;
+}
+
+/** Matching pods per domain of one topology key over a node list, and what each node adds. */
+interface DomainSums {
+  seq: number;
+  sums: Map<string, number>;
+  perNode: Map<NodeInfo, { value: string; n: number }>;
+}
+
+/** The most sums a node list keeps (selectors times topology keys); past it they start again. */
+const MAX_DOMAIN_SUMS = 256;
+
+/**
+ * Matching pods (countMatchingPods) per value of `c.topologyKey` over every node of `nodes`, for a
+ * constraint no node is left out of by policy. Made once per node list, selector and key, then
+ * brought up to date from the nodes changed since (`log`) instead of walking every node per pod.
+ */
+function domainSums(nodes: readonly NodeInfo[], log: NodeChangeLog, c: Constraint, ns: string, memoKey: string): Map<string, number> {
+  const key = `${c.topologyKey}\u0000${memoKey}`;
+  let d = log.memos.get(key) as DomainSums | undefined;
+  const changed = d ? log.since(d.seq) : undefined;
+  const count = (d: DomainSums, info: NodeInfo) => {
+    const was = d.perNode.get(info);
+    if (was) d.sums.set(was.value, d.sums.get(was.value)! - was.n);
+    const value = info.node ? labelValue(info.node, c.topologyKey) : undefined;
+    if (value === undefined) {
+      d.perNode.delete(info);
+      return;
+    }
+    const n = countMatchingPods(info, c.selector, ns, memoKey);
+    d.perNode.set(info, { value, n });
+    d.sums.set(value, (d.sums.get(value) ?? 0) + n);
+  };
+  if (d && changed) {
+    const seen = new Set<NodeInfo>();
+    for (const info of changed) if (!seen.has(info)) (seen.add(info), count(d, info));
+  } else {
+    if (log.memos.size >= MAX_DOMAIN_SUMS) log.memos.clear();
+    d = { seq: 0, sums: new Map(), perNode: new Map() };
+    for (const info of nodes) count(d, info);
+    log.memos.set(key, d);
+  }
+  d.seq = log.seq;
+  return d.sums;
 }
 
 function pairKey(key: string, value: string): string {
@@ -282,8 +326,15 @@ export const podTopologySpreadScore: ScorePlugin = {
     constraints.forEach((c, i) => {
       if (c.topologyKey === HOSTNAME) return;
       const counts = domainCounts[i]!;
-      if (counts.size === 0) return; // no feasible node has the key (kcm up's nodes have no zone): nothing to count
+      if (counts.size === 0) return; // no feasible node has the key (nodes without zones): nothing to count
       const checkAffinity = c.nodeAffinityPolicy === 'Honor' && affinityMatters;
+      const log = ctx.snapshot.changes;
+      if (log && !requireAll && !checkAffinity && c.nodeTaintsPolicy !== 'Honor') {
+        // Every node counts (no policy or missing key excludes one): the domains' sums kept over the node list.
+        const sums = domainSums(ctx.snapshot.nodes, log, c, ns, memoKeys[i]!);
+        for (const value of counts.keys()) counts.set(value, sums.get(value) ?? 0);
+        return;
+      }
       for (const info of ctx.snapshot.nodes) {
         const node = info.node;
         if (!node || (requireAll && !nodeHasAllKeys(node, constraints))) continue;
