@@ -183,6 +183,8 @@ interface PodEntry {
   graceful?: boolean;
   /** Unique names of the pod's attachable volumes (for volumesInUse). */
   attachable: string[];
+  /** The pod informer still has this pod (podSeen): false once it was deleted or replaced by another of its name. */
+  known: boolean;
   /** What the admission of the node's next pods needs of this one, made on first use. */
   admitInfo?: ActivePodInfo;
   /** Since when the pod waits for a volume to be attached or mounted. */
@@ -359,9 +361,9 @@ class Simulator implements NodeSimulator {
       onDelete: (n) => this.onNodeDeleted(n instanceof DeletedFinalStateUnknown ? (n.obj as Node) : (n as Node), signal),
     });
     const podReg = this.podInformer.addEventHandler({
-      onAdd: (p) => this.enqueue(podKey(p as Pod)),
-      onUpdate: (_o, p) => this.enqueue(podKey(p as Pod)),
-      onDelete: (p) => this.enqueue(podKey(p instanceof DeletedFinalStateUnknown ? (p.obj as Pod) : (p as Pod))),
+      onAdd: (p) => this.podSeen(p as Pod, true),
+      onUpdate: (_o, p) => this.podSeen(p as Pod, true),
+      onDelete: (p) => this.podSeen(p instanceof DeletedFinalStateUnknown ? (p.obj as Pod) : (p as Pod), false),
     });
 
     const loops: Promise<void>[] = [];
@@ -427,6 +429,17 @@ class Simulator implements NodeSimulator {
     }
   }
 
+  /**
+   * An informer event for a pod: marks whether the pod's entry is still the informer's pod (kubelet's
+   * pod manager forgets a deleted pod at once; the entry goes with the sync this queues), then queues it.
+   */
+  private podSeen(pod: Pod, present: boolean): void {
+    const key = podKey(pod);
+    const e = this.pods.get(key);
+    if (e) e.known = present && e.uid === pod.metadata?.uid;
+    this.enqueue(key);
+  }
+
   /** The pods running on the node that are neither finished nor being deleted, with their entries. */
   private activePods(nodeName: string): { key: string; pod: Pod; e: PodEntry }[] {
     const out: { key: string; pod: Pod; e: PodEntry }[] = [];
@@ -447,9 +460,8 @@ class Simulator implements NodeSimulator {
   private admittedPods(nodeName: string, except: string): ActivePodInfo[] {
     const out: ActivePodInfo[] = [];
     for (const [key, e] of this.pods.onNode(nodeName)) {
-      if (key === except || e.runtime.settled || e.runtime.rejected) continue;
-      const pod = this.podInformer.getStore().getByKey(key) as Pod | undefined;
-      if (pod && pod.metadata?.uid === e.uid) out.push((e.admitInfo ??= activePodInfo(pod)));
+      if (key === except || !e.known || e.runtime.settled || e.runtime.rejected) continue;
+      out.push((e.admitInfo ??= activePodInfo(e.runtime.pod)));
     }
     return out;
   }
@@ -810,7 +822,7 @@ class Simulator implements NodeSimulator {
           recorder.event(ref, 'Warning', verdict.reason!, verdict.message!);
         }
       }
-      e = { uid: pod.metadata?.uid ?? '', node: nodeName, runtime, sandbox, podIP, stopping: false, attachable: [] };
+      e = { uid: pod.metadata?.uid ?? '', node: nodeName, runtime, sandbox, podIP, stopping: false, attachable: [], known: true };
       this.pods.set(key, e);
       this.network.add(sandbox, pod.spec?.hostNetwork ? '' : podIP);
       // With a start delay, the status manager's first write: Pending, before the sandbox exists.

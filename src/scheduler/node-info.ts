@@ -24,6 +24,8 @@ export interface PodInfo {
   readonly requiredAntiAffinityTerms: readonly AffinityTerm[];
   readonly preferredAffinityTerms: readonly WeightedAffinityTerm[];
   readonly preferredAntiAffinityTerms: readonly WeightedAffinityTerm[];
+  /** podHostPorts(pod), made once (a pod's ports cannot change). */
+  readonly hostPorts: readonly HostPort[];
 }
 
 export function newPodInfo(pod: Pod): PodInfo {
@@ -35,6 +37,7 @@ export function newPodInfo(pod: Pod): PodInfo {
     requiredAntiAffinityTerms: requiredAntiAffinityTerms(pod),
     preferredAffinityTerms: preferredAffinityTerms(pod),
     preferredAntiAffinityTerms: preferredAntiAffinityTerms(pod),
+    hostPorts: podHostPorts(pod),
   };
 }
 
@@ -124,9 +127,13 @@ export function newNodeInfo(node?: Node): NodeInfo {
   return info;
 }
 
+/** nodeAllocatable per Node object (informer objects are replaced, never changed; the result is only read). */
+const allocatables = new WeakMap<Node, ReturnType<typeof nodeAllocatable>>();
+
 export function setNode(info: NodeInfo, node: Node): void {
   info.node = node;
-  const a = nodeAllocatable(node as never);
+  let a = allocatables.get(node);
+  if (a === undefined) allocatables.set(node, (a = nodeAllocatable(node as never)));
   info.allocatable = a.resource;
   info.allowedPods = a.allowedPods;
 }
@@ -145,7 +152,7 @@ export function addPod(info: NodeInfo, p: PodInfo): void {
   adjustCounts(info, p.pod, 1);
   addResource(info.requested, p.requests);
   addResource(info.nonZeroRequested, p.nonZeroRequests);
-  info.usedPorts.push(...podHostPorts(p.pod));
+  if (p.hostPorts.length > 0) info.usedPorts.push(...p.hostPorts);
   if (hasAffinity(p)) info.podsWithAffinity++;
   if (p.requiredAntiAffinityTerms.length > 0) info.podsWithRequiredAntiAffinity++;
 }
@@ -159,7 +166,7 @@ export function removePod(info: NodeInfo, pod: Pod): boolean {
   adjustCounts(info, p.pod, -1);
   subtractResource(info.requested, p.requests);
   subtractResource(info.nonZeroRequested, p.nonZeroRequests);
-  for (const hp of podHostPorts(p.pod)) {
+  for (const hp of p.hostPorts) {
     const i = info.usedPorts.findIndex((u) => u.ip === hp.ip && u.protocol === hp.protocol && u.port === hp.port);
     if (i >= 0) info.usedPorts.splice(i, 1);
   }
