@@ -34,11 +34,13 @@ function predicateFailure(name: string, desc: string): AdmitResult {
  * What admission needs of a pod already active on the node (the scheduler's PodInfo: requests, host
  * ports). It depends only on fields of the pod spec that cannot change, so a caller makes it once per
  * pod and passes it to every later admission on the node (at 30 pods a node, remaking them for each
- * admission was most of the simulated kubelets' admission time).
+ * admission was most of the simulated kubelets' admission time). It keeps only the pod's identity,
+ * not the pod object it was made from (a kept pod version would outlive its informer's replacement).
  */
 export type ActivePodInfo = PodInfo;
 export function activePodInfo(pod: Pod): ActivePodInfo {
-  return newPodInfo(pod);
+  const { uid, namespace, name } = pod.metadata ?? {};
+  return { ...newPodInfo(pod), pod: { metadata: { uid, namespace, name } } };
 }
 
 /**
