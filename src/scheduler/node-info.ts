@@ -37,7 +37,7 @@ export function newPodInfo(pod: Pod): PodInfo {
     requiredAntiAffinityTerms: requiredAntiAffinityTerms(pod),
     preferredAffinityTerms: preferredAffinityTerms(pod),
     preferredAntiAffinityTerms: preferredAntiAffinityTerms(pod),
-    hostPorts: podHostPorts(pod),
+    hostPorts: hostPortsOf(pod),
   };
 }
 
@@ -63,6 +63,14 @@ export function podHostPorts(pod: Pod): HostPort[] {
     }
   }
   return out;
+}
+
+const NO_PORTS: readonly HostPort[] = Object.freeze([]);
+
+/** podHostPorts, one shared empty list for the many pods without host ports (a PodInfo keeps it). */
+function hostPortsOf(pod: Pod): readonly HostPort[] {
+  const ports = podHostPorts(pod);
+  return ports.length > 0 ? ports : NO_PORTS;
 }
 
 /** HostPortInfo.CheckConflict: 0.0.0.0 conflicts with every IP of the same protocol and port. */
