@@ -13,7 +13,7 @@ import {
   type WeightedAffinityTerm,
 } from './affinity-terms.js';
 import type { Selector } from '../api/labels-selector.js';
-import { addResource, cloneResource, emptyResource, nodeAllocatable, podRequests, subtractResource, type Resource } from './resources.js';
+import { DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST, addResource, cloneResource, emptyResource, nodeAllocatable, podRequests, subtractResource, type Resource } from './resources.js';
 
 export interface PodInfo {
   readonly pod: Pod;
@@ -31,14 +31,29 @@ export interface PodInfo {
 export function newPodInfo(pod: Pod): PodInfo {
   return {
     pod,
-    requests: podRequests(pod, false),
-    nonZeroRequests: podRequests(pod, true),
+    requests: shared(podRequests(pod, false)),
+    nonZeroRequests: shared(podRequests(pod, true)),
     requiredAffinityTerms: requiredAffinityTerms(pod),
     requiredAntiAffinityTerms: requiredAntiAffinityTerms(pod),
     preferredAffinityTerms: preferredAffinityTerms(pod),
     preferredAntiAffinityTerms: preferredAntiAffinityTerms(pod),
     hostPorts: hostPortsOf(pod),
   };
+}
+
+/** The requests most pods have (none; the scoring defaults for containers without any), one object each. */
+const NO_REQUESTS: Resource = Object.freeze(emptyResource());
+const DEFAULT_REQUESTS: Resource = Object.freeze({ ...emptyResource(), milliCPU: DEFAULT_MILLI_CPU_REQUEST, memory: DEFAULT_MEMORY_REQUEST });
+
+/**
+ * `r`, or the shared object of the same value: a PodInfo's requests are only read, and at 30,000 pods
+ * the scheduler's and the kubelets' PodInfos held 120,000 Resources of about 270 bytes.
+ */
+function shared(r: Resource): Resource {
+  if (r.scalar.size > 0 || r.ephemeralStorage !== 0) return r;
+  if (r.milliCPU === 0 && r.memory === 0) return NO_REQUESTS;
+  if (r.milliCPU === DEFAULT_MILLI_CPU_REQUEST && r.memory === DEFAULT_MEMORY_REQUEST) return DEFAULT_REQUESTS;
+  return r;
 }
 
 export function podKey(pod: Pod): string {

@@ -1,7 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { podRequests } from './resources.js';
-import { makePod } from './testing.js';
+import { addPod, newNodeInfo, newPodInfo } from './node-info.js';
+import { makeNode, makePod } from './testing.js';
 
 describe('podRequests', () => {
   it('sums app containers and takes the largest init container as a floor', () => {
@@ -42,5 +43,24 @@ describe('podRequests', () => {
     const nz = podRequests(pod, true);
     assert.equal(nz.milliCPU, 100);
     assert.equal(nz.memory, 2 * 200 * 1024 * 1024);
+  });
+});
+
+describe('newPodInfo requests', () => {
+  it('shares one object among pods with no requests, and among pods with the scoring defaults only, and sums them as before', () => {
+    const bare = () => makePod('p', { spec: { containers: [{ name: 'a' }] } });
+    const [a, b] = [newPodInfo(bare()), newPodInfo(bare())];
+    assert.equal(a.requests, b.requests);
+    assert.equal(a.nonZeroRequests, b.nonZeroRequests);
+    assert.ok(Object.isFrozen(a.requests) && Object.isFrozen(a.nonZeroRequests));
+    const sized = newPodInfo(makePod('q', { spec: { containers: [{ name: 'a', resources: { requests: { cpu: '250m' } } }] } }));
+    assert.notEqual(sized.requests, a.requests);
+    const info = newNodeInfo(makeNode('n'));
+    addPod(info, a);
+    addPod(info, newPodInfo(makePod('p2', { spec: { containers: [{ name: 'a' }] } })));
+    addPod(info, sized);
+    assert.deepEqual([info.requested.milliCPU, info.requested.memory], [250, 0]);
+    assert.deepEqual([info.nonZeroRequested.milliCPU, info.nonZeroRequested.memory], [450, 3 * 200 * 1024 * 1024]);
+    assert.deepEqual([a.requests.milliCPU, a.nonZeroRequests.milliCPU], [0, 100], 'the shared objects stay as they were');
   });
 });
