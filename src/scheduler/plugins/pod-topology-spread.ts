@@ -145,8 +145,7 @@ function domainSums(nodes: readonly NodeInfo[], log: NodeChangeLog, c: Constrain
     d.sums.set(value, (d.sums.get(value) ?? 0) + n);
   };
   if (d && changed) {
-    const seen = new Set<NodeInfo>();
-    for (const info of changed) if (!seen.has(info)) (seen.add(info), count(d, info));
+    for (const info of new Set(changed)) count(d, info);
   } else {
     if (log.memos.size >= MAX_DOMAIN_SUMS) log.memos.clear();
     d = { seq: 0, sums: new Map(), perNode: new Map() };
