@@ -79,6 +79,8 @@ export interface ResourceInterface<T extends KubeObject = KubeObject> {
   create(obj: T, opts?: CreateOptions): Promise<T>;
   update(obj: T, opts?: UpdateOptions): Promise<T>;
   updateStatus(obj: T, opts?: UpdateOptions): Promise<T>;
+  /** With `discardResult`, resolves once written without decoding the server's response (for callers that do not read it: undefined from the REST client). */
+  patch(name: string, type: PatchType, patch: unknown, opts: PatchOptions & { subresource?: string; discardResult: true }): Promise<unknown>;
   patch(name: string, type: PatchType, patch: unknown, opts?: PatchOptions & { subresource?: string }): Promise<T>;
   /** Returns the object when it lingers (finalizers, graceful deletion), else the server's Status. */
   delete(name: string, opts?: DeleteOptions): Promise<T | Status>;

@@ -236,7 +236,7 @@ class ResourceClient<T extends KubeObject> implements ResourceInterface<T> {
     return this.one(r);
   }
 
-  async patch(name: string, type: PatchType, patch: unknown, opts?: PatchOptions & { subresource?: string }): Promise<T> {
+  async patch(name: string, type: PatchType, patch: unknown, opts?: PatchOptions & { subresource?: string; discardResult?: boolean }): Promise<T> {
     const contentType = PATCH_CONTENT_TYPES[type];
     if (!contentType) throw new Error(`unknown patch type "${String(type)}"`);
     const r = await this.rest.request('PATCH', this.path(name, opts?.subresource), {
@@ -245,8 +245,9 @@ class ResourceClient<T extends KubeObject> implements ResourceInterface<T> {
       query: { ...writeQuery(opts), force: type === 'apply' && opts?.force !== undefined ? String(opts.force) : undefined },
       accept: this.opts.metadataOnly ? ACCEPT_PARTIAL_METADATA : undefined,
       target: this.target(name),
+      ...(opts?.discardResult ? { responseType: 'none' as const } : {}),
     });
-    return this.one(r);
+    return opts?.discardResult ? (r as T) : this.one(r);
   }
 
   async delete(name: string, opts?: DeleteOptions): Promise<T | Status> {

@@ -209,6 +209,22 @@ describe('RestClient errors', () => {
     await c.close();
   });
 
+  it("with responseType 'none' resolves without decoding a success, and still rejects with the error Status of a failure", async () => {
+    server.handle('PATCH', '/quiet', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"kind":"Pod", not json at all');
+    });
+    server.handle('PATCH', '/gone', (_req, res) => {
+      res.writeHead(404, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', message: 'pods "p" not found', code: 404 }));
+    });
+    const c = newRestClient(newRestConfig({ host: server.url }));
+    assert.equal(await c.request('PATCH', '/quiet', { body: {}, responseType: 'none' }), undefined);
+    await assert.rejects(c.request('PATCH', '/quiet', { body: {} }), /cannot decode response as JSON/);
+    await assert.rejects(c.request('PATCH', '/gone', { body: {}, responseType: 'none' }), (e: unknown) => isNotFound(e) && (e as StatusError).message === 'pods "p" not found');
+    await c.close();
+  });
+
   it('reports a refused connection as a NetworkError keeping the cause', async () => {
     const dead = await startFakeApiServer();
     const url = dead.url;

@@ -38,8 +38,12 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /** Overrides RestConfig.timeoutMs for this call; 0 disables. Ignored by stream(). */
   timeoutMs?: number;
-  /** 'json' (default) parses the body; 'text' returns it as a string. */
-  responseType?: 'json' | 'text';
+  /**
+   * 'json' (default) parses the body; 'text' returns it as a string; 'none'
+   * resolves with undefined without decoding a successful response (for
+   * callers that do not read it: a simulated kubelet's status writes).
+   */
+  responseType?: 'json' | 'text' | 'none';
   /** For readable synthesised error messages. */
   target?: RequestTarget;
 }
@@ -181,7 +185,7 @@ class RestClientImpl implements RestClient {
     try {
       const res = await this.send(method, path, opts, signal, requestBuffered, (r) => Promise.resolve(r.body.toString('utf8')), false);
       if (opts.responseType === 'text') return res.body.toString('utf8') as T;
-      if (res.body.length === 0) return undefined as T;
+      if (res.body.length === 0 || opts.responseType === 'none') return undefined as T;
       let body: unknown;
       try {
         body = JSON.parse(res.body.toString('utf8'));

@@ -951,7 +951,7 @@ class Simulator implements NodeSimulator {
     }
     const name = pod.metadata?.name ?? '';
     try {
-      await this.api.pods(pod.metadata?.namespace).patch(name, 'merge', { metadata: { uid: pod.metadata?.uid }, status }, { subresource: 'status' });
+      await this.api.pods(pod.metadata?.namespace).patch(name, 'merge', { metadata: { uid: pod.metadata?.uid }, status }, { subresource: 'status', discardResult: true });
     } catch (err) {
       if (isNotFound(err)) {
         this.log.v(4).info({ pod: podKey(pod) }, 'pod gone before its status was written');
