@@ -360,14 +360,18 @@ export class Store {
     return readView(r, stored.object);
   }
 
-  /** Writes `obj` as the new state of an existing object, bypassing strategies (deletion bookkeeping). */
+  /** Writes `obj` as the new state of an existing object, bypassing strategies (deletion bookkeeping). Returns it as stored, a fresh copy. */
   async rawUpdate(r: ServedResource, ns: string, name: string, obj: KubeObject, revision: number): Promise<KubeObject> {
+    return presentStored(r, await this.rawStore(r, ns, name, obj, revision));
+  }
+
+  /** rawUpdate for a caller that does not need the result: returns the stored object itself (frozen). `obj` is not changed. */
+  async rawStore(r: ServedResource, ns: string, name: string, obj: KubeObject, revision: number): Promise<KubeObject> {
     const c = deepCopy(obj);
     normalizeAsGo(c);
     const toStore = await toStored(r, c);
     delete meta(toStore).resourceVersion;
-    const stored = await this.deps.storage.update(this.key(r, ns, name), toStore, { revision });
-    return presentStored(r, stored.object);
+    return (await this.deps.storage.update(this.key(r, ns, name), toStore, { revision })).object;
   }
 }
 

@@ -25,7 +25,7 @@ import { openApiOf } from '../router.js';
 import { deleteObject, parseDeleteOptions } from '../deletion.js';
 import { finalizeNamespace } from '../namespaces.js';
 import { StorageError } from '../storage/storage.js';
-import { storagePrefix, present } from '../store.js';
+import { storagePrefix, readView } from '../store.js';
 import { badRequest, conflict, conflictModified, forbidden, methodNotAllowed, notFound, notSupported, StatusError, successStatus, tooManyRequests } from '../status.js';
 import { newStatus } from '../../client/errors.js';
 import { logLocation, nodeProxyLocation, podProxyLocation, proxyPlain, proxyRestPath, serviceProxyLocation, streamLocation, type BackendTarget } from './node-proxy.js';
@@ -177,12 +177,13 @@ export async function bind(s: RequestScope, podName: string): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     const cur = await s.server.store.getStored(podsR, s.namespace, name);
     if (!cur) throw notFound(podsR, name);
-    const pod = present(podsR, cur.object) as Pod & KubeObject;
+    // Read-only (it may share the stored object's frozen fields): the changed parts are new objects, and rawStore copies it.
+    const pod = (await readView(podsR, cur.object)) as Pod & KubeObject;
     if (body.metadata?.uid && body.metadata.uid !== pod.metadata?.uid) throw conflict(bindR, name, `Precondition failed: UID in precondition: ${body.metadata.uid}, UID in object meta: ${pod.metadata?.uid}`);
     if (pod.metadata?.deletionTimestamp) throw conflict(bindR, name, `pod ${name} is being deleted, cannot be assigned to a host`);
     if (pod.spec?.nodeName) throw conflict(bindR, name, `pod ${name} is already assigned to node "${pod.spec.nodeName}"`);
-    pod.spec!.nodeName = node;
-    if (body.metadata?.annotations) pod.metadata!.annotations = { ...(pod.metadata!.annotations ?? {}), ...body.metadata.annotations };
+    pod.spec = { ...pod.spec!, nodeName: node };
+    if (body.metadata?.annotations) pod.metadata = { ...pod.metadata, annotations: { ...(pod.metadata!.annotations ?? {}), ...body.metadata.annotations } };
     const now = rfc3339(s.server.clock.now());
     const conds: PodCondition[] = (pod.status?.conditions ?? []).filter((c) => c.type !== 'PodScheduled');
     const old = pod.status?.conditions?.find((c) => c.type === 'PodScheduled');
@@ -190,7 +191,7 @@ export async function bind(s: RequestScope, podName: string): Promise<void> {
     (pod as KubeObject).status = { ...(pod.status ?? {}), conditions: conds };
     if (dryRun) break;
     try {
-      await s.server.store.rawUpdate(podsR, s.namespace, name, pod, cur.revision);
+      await s.server.store.rawStore(podsR, s.namespace, name, pod, cur.revision);
       break;
     } catch (err) {
       if (err instanceof StorageError && err.code === 'Conflict' && attempt < 5) continue;
