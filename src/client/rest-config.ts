@@ -78,6 +78,17 @@ export const DEFAULT_QPS = 20;
 export const DEFAULT_BURST = 30;
 export const DEFAULT_USER_AGENT = 'kcm/v0.1.0';
 
+/**
+ * The user agent of a component that stands in for a Kubernetes one, in
+ * client-go's shape (`kube-controller-manager/<version> (<os>/<arch>) kubernetes/<commit>`):
+ * the API server names a non-apply write's field manager after what comes
+ * before the first '/', so objects show `kube-controller-manager`, `kube-scheduler`
+ * and `kubelet` in their managedFields, as in a real cluster.
+ */
+export function componentUserAgent(component: 'kube-controller-manager' | 'kube-scheduler' | 'kubelet'): string {
+  return `${component}/v0.1.0 (${process.platform}/${process.arch}) kcm`;
+}
+
 /** A RestConfig with the defaults filled in. */
 export function newRestConfig(partial: Partial<RestConfig> & { host: string }): RestConfig {
   return {

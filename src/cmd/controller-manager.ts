@@ -9,7 +9,7 @@ import type { CloudProvider } from '../cloudprovider/cloud.js';
 import { newCloudProvider } from '../controllermanager/cloud.js';
 import { inClusterConfig } from '../client/in-cluster.js';
 import { loadKubeconfig } from '../client/kubeconfig.js';
-import type { RestConfig } from '../client/rest-config.js';
+import { componentUserAgent, type RestConfig } from '../client/rest-config.js';
 import { delegatedAuthConfig } from '../controllermanager/auth-flags.js';
 import type { DelegatedAuthConfig } from '../controllermanager/delegated-auth.js';
 import { applyConfigFile, buildControllerOptions, controllerManagerFlags, effectiveConfiguration, validateFlags, type ControllerManagerFlagValues } from '../controllermanager/options.js';
@@ -29,7 +29,7 @@ async function restConfigFor(v: ControllerManagerFlagValues): Promise<RestConfig
   if (!v.kubeconfig && !v.master && process.env.KUBERNETES_SERVICE_HOST) config = await inClusterConfig();
   else config = await loadKubeconfig(v.kubeconfig ? { kubeconfig: v.kubeconfig } : {});
   if (v.master) config = { ...config, host: v.master.replace(/\/+$/, '') };
-  return { ...config, qps: v['kube-api-qps'], burst: v['kube-api-burst'], userAgent: 'kcm-controller-manager/v0.1.0' };
+  return { ...config, qps: v['kube-api-qps'], burst: v['kube-api-burst'], userAgent: componentUserAgent('kube-controller-manager') };
 }
 
 function readPem(path: string, flag: string): string | undefined {

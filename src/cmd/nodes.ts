@@ -12,6 +12,7 @@
 import { isNotFound } from '../client/errors.js';
 import { newKubeClient } from '../client/client.js';
 import { loadKubeconfig } from '../client/kubeconfig.js';
+import { componentUserAgent } from '../client/rest-config.js';
 import { DEFAULT_KUBELET_VERSION, newNodeSimulator, parseTaint, setHeartbeatPaused } from '../nodes/index.js';
 import { setInstanceState, type InstanceState } from '../nodes/instance.js';
 import { onTerminationSignal, parseCommandLine, setUpLogging } from './common.js';
@@ -160,7 +161,7 @@ export async function run(args: string[]): Promise<number> {
     // client without a limit (kubelet's --kube-api-qps, --event-qps and its HeartbeatClient). The simulated kubelets of
     // this process share them, with the limits of all of them together.
     const kubelets = (qps: number, burst: number, agent: string, extra: Partial<typeof config> = {}) =>
-      newKubeClient({ ...config, qps: qps * v.nodes, burst: burst * v.nodes, userAgent: `kcm-nodes/v0.1.0${agent}`, ...extra }, { logger: log.child({}, 'client') });
+      newKubeClient({ ...config, qps: qps * v.nodes, burst: burst * v.nodes, userAgent: `${componentUserAgent('kubelet')}${agent}`, ...extra }, { logger: log.child({}, 'client') });
     const podClient = kubelets(5, 10, '');
     const eventClient = kubelets(5, 10, '/events');
     const heartbeatClient = kubelets(0, 0, '/heartbeat', { timeoutMs: 10_000, ownConnections: true });

@@ -15,7 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { register as defaultRegistry } from 'prom-client';
 import { loadKubeconfig } from '../client/kubeconfig.js';
 import { newKubeClient } from '../client/client.js';
-import { leaderElectionRestConfig, newRestConfig } from '../client/rest-config.js';
+import { componentUserAgent, leaderElectionRestConfig, newRestConfig } from '../client/rest-config.js';
 import { readFileSync } from 'node:fs';
 import { parseSchedulerConfiguration, SchedulerConfigError, type SchedulerConfiguration } from '../scheduler/config.js';
 import { newScheduler } from '../scheduler/scheduler.js';
@@ -119,7 +119,7 @@ export async function run(args: string[]): Promise<number> {
     config = newRestConfig({ host: v.master });
   }
   if (v.master) config = { ...config, host: v.master };
-  config = { ...config, qps: v['kube-api-qps'], burst: v['kube-api-burst'], userAgent: `kcm-scheduler/${config.userAgent}` };
+  config = { ...config, qps: v['kube-api-qps'], burst: v['kube-api-burst'], userAgent: componentUserAgent('kube-scheduler') };
 
   const clock = realClock;
   const registry = defaultRegistry;

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { GVR } from '../api/gvr.js';
 import { newKubeClient, type KubeClient } from '../client/client.js';
 import { loadKubeconfig } from '../client/kubeconfig.js';
-import { leaderElectionRestConfig, viaUnixSocket, type RestConfig } from '../client/rest-config.js';
+import { componentUserAgent, leaderElectionRestConfig, viaUnixSocket, type RestConfig } from '../client/rest-config.js';
 import { newControllerManager, type ProgressEvent } from '../controllermanager/manager.js';
 import { buildControllerOptions, effectiveConfiguration, type ControllerManagerFlagValues } from '../controllermanager/options.js';
 import { delegatedAuthConfig } from '../controllermanager/auth-flags.js';
@@ -91,7 +91,7 @@ export async function runControllerSide(cfg: ControllerSideConfig, signal: Abort
   const rootCA = cfg.cm['root-ca-file'] ? readFileSync(cfg.cm['root-ca-file'], 'utf8') : readOptional(join(pki, 'ca.crt'));
   const saKeyFile = cfg.cm['service-account-private-key-file'] || join(pki, 'sa.key');
   const saKey = readOptional(saKeyFile);
-  const cmRest: RestConfig = { ...base, qps: cfg.cm['kube-api-qps'], burst: cfg.cm['kube-api-burst'], userAgent: 'kcm-controller-manager/v0.1.0' };
+  const cmRest: RestConfig = { ...base, qps: cfg.cm['kube-api-qps'], burst: cfg.cm['kube-api-burst'], userAgent: componentUserAgent('kube-controller-manager') };
 
   // The cloud (default: the local one); the simulated kubelets then register tainted uninitialized, as kubelet --cloud-provider=external.
   const cloud = newCloudProvider(cfg.cm['cloud-provider'], cfg.cm['cloud-config'], cfg.loadBalancerIPRange ? { loadBalancerIPRange: cfg.loadBalancerIPRange } : undefined);
@@ -103,11 +103,11 @@ export async function runControllerSide(cfg: ControllerSideConfig, signal: Abort
   // Connections of their own, as every kubelet has its own: a thousand kubelets' TokenRequests and status writes
   // must not queue the controller manager's creates and the scheduler's bindings behind them in one pool
   // (1,000 nodes and 30,000 pods: all available in 179 s so, 192 s through the shared pool).
-  const nodesClient = cfg.nodes > 0 ? newKubeClient({ ...base, qps: 0, burst: 0, userAgent: 'kcm-nodes/v0.1.0', ownConnections: true }, { logger: newLogger('nodes') }) : undefined;
+  const nodesClient = cfg.nodes > 0 ? newKubeClient({ ...base, qps: 0, burst: 0, userAgent: componentUserAgent('kubelet'), ownConnections: true }, { logger: newLogger('nodes') }) : undefined;
   // The kubelets' events go over a few connections of their own (the kubelet has an event client of its own too):
   // pods starting make three events each, and on the shared pool that flood queued the pods' TokenRequests and
   // status writes behind it (1,000 nodes and 10,000 pods: all available in 83 s through the shared pool, 69 s so).
-  const nodesEventClient = cfg.nodes > 0 ? newKubeClient({ ...base, qps: 0, burst: 0, userAgent: 'kcm-nodes/v0.1.0', ownConnections: NODE_EVENT_CONNECTIONS }, { logger: newLogger('nodes') }) : undefined;
+  const nodesEventClient = cfg.nodes > 0 ? newKubeClient({ ...base, qps: 0, burst: 0, userAgent: componentUserAgent('kubelet'), ownConnections: NODE_EVENT_CONNECTIONS }, { logger: newLogger('nodes') }) : undefined;
   const sharedInformers = nodesClient ? newSharedInformerFactory(nodesClient, { clock: realClock, logger: newLogger('informers') }) : undefined;
 
   const cm = newControllerManager({
@@ -160,7 +160,7 @@ export async function runControllerSide(cfg: ControllerSideConfig, signal: Abort
 
   try {
     if (cfg.scheduler) {
-      const schedulerRest: RestConfig = { ...base, qps: cfg.schedulerQps, burst: cfg.schedulerBurst, userAgent: 'kcm-scheduler/v0.1.0' };
+      const schedulerRest: RestConfig = { ...base, qps: cfg.schedulerQps, burst: cfg.schedulerBurst, userAgent: componentUserAgent('kube-scheduler') };
       const client = newKubeClient(schedulerRest, { logger: newLogger('scheduler') });
       // Events go through their own client (own rate limiter), as kube-scheduler's createClients does, so they never delay bindings.
       const eventClient = newKubeClient(schedulerRest, { logger: newLogger('scheduler') });

@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { serverSideApply, recordUpdate, defaultFieldManager } from './server-side-apply.js';
+import { componentUserAgent } from '../../client/rest-config.js';
 import type { KubeObject } from '../../api/types.js';
 import { StatusError } from '../../client/errors.js';
 
@@ -161,5 +162,8 @@ describe('recordUpdate', () => {
   it('picks the manager from the user agent when none is given', () => {
     assert.equal(defaultFieldManager('', 'kubectl/v1.32.0 (linux/amd64) kubernetes/abc'), 'kubectl');
     assert.equal(defaultFieldManager('mine', 'kubectl/v1.32.0'), 'mine');
+    // kcm's components write as the ones they stand in for: a pod's managers are kube-controller-manager, kube-scheduler and kubelet.
+    for (const c of ['kube-controller-manager', 'kube-scheduler', 'kubelet'] as const) assert.equal(defaultFieldManager('', componentUserAgent(c)), c);
+    assert.equal(defaultFieldManager('', `${componentUserAgent('kube-controller-manager')}/replicaset-controller`), 'kube-controller-manager');
   });
 });
