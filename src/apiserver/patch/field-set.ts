@@ -23,12 +23,25 @@ const ignoredMetadata = new Set(['name', 'namespace', 'uid', 'resourceVersion', 
 
 export type ListKind = { kind: 'map'; keys: string[] } | { kind: 'set' } | { kind: 'atomic' };
 
+const ATOMIC: ListKind = Object.freeze({ kind: 'atomic' });
+const SET: ListKind = Object.freeze({ kind: 'set' });
+/** listKindOf of each field meta of the (static) patch-meta table, made once. */
+const listKinds = new WeakMap<FieldMeta, ListKind>();
+
+/** How a list field's items are told apart (the result is shared: do not change it). */
 export function listKindOf(m: FieldMeta | undefined): ListKind {
-  if (m?.listType === 'atomic') return { kind: 'atomic' };
-  if (m?.mapKeys?.length) return { kind: 'map', keys: m.mapKeys };
-  if (m?.mergeKey && (hasStrategy(m, 'merge') || m.listType === 'map')) return { kind: 'map', keys: [m.mergeKey] };
-  if (m?.listType === 'set' || (hasStrategy(m, 'merge') && m?.items && !m.items.includes('.'))) return { kind: 'set' };
-  return { kind: 'atomic' };
+  if (!m) return ATOMIC;
+  let lk = listKinds.get(m);
+  if (!lk) listKinds.set(m, (lk = computeListKind(m)));
+  return lk;
+}
+
+function computeListKind(m: FieldMeta): ListKind {
+  if (m.listType === 'atomic') return ATOMIC;
+  if (m.mapKeys?.length) return Object.freeze({ kind: 'map', keys: m.mapKeys });
+  if (m.mergeKey && (hasStrategy(m, 'merge') || m.listType === 'map')) return Object.freeze({ kind: 'map', keys: [m.mergeKey] });
+  if (m.listType === 'set' || (hasStrategy(m, 'merge') && m.items && !m.items.includes('.'))) return SET;
+  return ATOMIC;
 }
 
 /**
@@ -96,6 +109,37 @@ function fieldValue(container: unknown, name: string): unknown {
   return isObject(container) && Object.prototype.hasOwnProperty.call(container, name) ? container[name] : undefined;
 }
 
+/**
+ * Whether `item`'s token names every key field (each set and not null, or
+ * left out with a default): then matchToken's test (each key field of the
+ * token equal to the item's, a missing one taken as its default) finds
+ * exactly the items of the same token.
+ */
+function hasAllKeys(item: JsonObject, keys: readonly string[]): boolean {
+  for (const name of keys) {
+    const v = item[name];
+    if (v === null || (v === undefined && !(name in mapKeyDefaults))) return false;
+  }
+  return true;
+}
+
+/**
+ * The first item of each token in a map list, as itemValue finds it (an
+ * empty map when `list` is not a list); undefined when some item does not
+ * name every key field, where only itemValue's search is exact.
+ */
+function tokenIndex(list: unknown, keys: readonly string[]): Map<string, unknown> | undefined {
+  const out = new Map<string, unknown>();
+  if (!Array.isArray(list)) return out;
+  for (const x of list) {
+    if (!isObject(x)) continue;
+    if (!hasAllKeys(x, keys)) return undefined;
+    const t = itemKeyToken(x, keys);
+    if (!out.has(t)) out.set(t, x);
+  }
+  return out;
+}
+
 /** matchToken's value for a list item token (`k:`, `v:`); undefined when `list` is not a list. */
 function itemValue(list: unknown, token: string): unknown {
   return Array.isArray(list) ? matchToken(list, token)?.value : undefined;
@@ -138,6 +182,13 @@ function walkField(w: Walk, prefix: string, k: string, v: unknown, schema: Schem
     add(w, path, nv, ov, meta);
     if (lk.kind === 'atomic') return;
     const items = itemSchema(schema, k);
+    // Diffing a map list: the first item of each key in the new and old list, found once per list (see tokenIndex).
+    let newIndex: Map<string, unknown> | undefined;
+    let oldIndex: Map<string, unknown> | undefined;
+    if (diffing && lk.kind === 'map') {
+      newIndex = tokenIndex(nv, lk.keys);
+      oldIndex = newIndex && tokenIndex(ov, lk.keys);
+    }
     for (const item of v) {
       if (lk.kind === 'set') {
         const token = `v:${JSON.stringify(item)}`;
@@ -145,8 +196,9 @@ function walkField(w: Walk, prefix: string, k: string, v: unknown, schema: Schem
       } else if (isObject(item)) {
         const token = itemKeyToken(item, lk.keys);
         const ip = join(path, token);
-        const niv = diffing ? itemValue(nv, token) : undefined;
-        const oiv = diffing ? itemValue(ov, token) : undefined;
+        const indexed = oldIndex !== undefined && hasAllKeys(item, lk.keys);
+        const niv = diffing ? (indexed ? newIndex!.get(token) : itemValue(nv, token)) : undefined;
+        const oiv = diffing ? (indexed ? oldIndex!.get(token) : itemValue(ov, token)) : undefined;
         add(w, ip, niv, oiv, undefined);
         walkObject(w, ip, item, items, niv, oiv);
       }
@@ -157,46 +209,63 @@ function walkField(w: Walk, prefix: string, k: string, v: unknown, schema: Schem
 }
 
 function walkObject(w: Walk, prefix: string, obj: JsonObject, schema: SchemaNode, np: unknown, op: unknown): void {
-  for (const [k, v] of Object.entries(obj)) if (v !== undefined && v !== null) walkField(w, prefix, k, v, schema, np, op);
+  // for-in over plain JSON objects: their own keys in order, without Object.entries' pair arrays.
+  for (const k in obj) {
+    const v = obj[k];
+    if (v !== undefined && v !== null) walkField(w, prefix, k, v, schema, np, op);
+  }
 }
 
-/** A node of the tree toFieldsV1 builds: its children by token, and whether its own path is in the set. */
-interface TreeNode {
-  children: Map<string, TreeNode>;
-  member: boolean;
-}
-
-/** The FieldsV1 tree of a set (`{"f:spec":{"f:replicas":{}}}`, `"."` for members with children). */
+/**
+ * The FieldsV1 tree of a set (`{"f:spec":{"f:replicas":{}}}`, `"."` for
+ * members with children), keys sorted at every level.
+ *
+ * Built in one pass over the sorted paths: with '\n' between tokens, sorting
+ * whole paths puts a path before its descendants and siblings in token order
+ * (tokens have no character below '\n': names and JSON; a client's odd token
+ * can only leave its own siblings out of order, which a later read treats as
+ * not canonical). Each path's parent is found on a stack of the open path, so
+ * shared prefixes are walked once.
+ */
 export function toFieldsV1(set: FieldSet): JsonObject {
-  const root: TreeNode = { children: new Map(), member: false };
-  // Nodes by path key: a path's node is its parent's child, so shared prefixes are found once rather than split per key.
-  // (The root is not in `nodes`: as a parent, key '' is the one-token path [''], as pathTokens splits "\n".)
-  const nodes = new Map<string, TreeNode>();
-  const nodeOf = (key: string): TreeNode => {
-    let node = nodes.get(key);
-    if (node) return node;
-    const i = key.lastIndexOf(SEP);
-    const parent = i < 0 ? root : nodeOf(key.slice(0, i));
-    const t = i < 0 ? key : key.slice(i + 1);
-    node = parent.children.get(t);
-    if (!node) parent.children.set(t, (node = { children: new Map(), member: false }));
-    nodes.set(key, node);
-    return node;
-  };
-  for (const key of set) (key === '' ? root : nodeOf(key)).member = true; // pathTokens('') is []
-  return emitTree(root, true);
-}
-
-/** A tree node as FieldsV1, keys sorted; a member (not the root) that has children is marked with ".". */
-function emitTree(node: TreeNode, isRoot: boolean): JsonObject {
-  const dot = !isRoot && node.member && node.children.size > 0;
-  const keys = [...node.children.keys()];
-  if (dot && !node.children.has('.')) keys.push('.');
-  keys.sort();
-  const out: JsonObject = {};
-  // The "." mark replaces a child spelled "." (only a token with a newline in a client's tree can split into one).
-  for (const k of keys) out[k] = k === '.' && dot ? {} : emitTree(node.children.get(k)!, false);
-  return out;
+  const keys = [...set].sort();
+  const root: JsonObject = {};
+  // The open path: stackKeys[i] is the key of stackNodes[i], each the parent of the next.
+  const stackKeys: string[] = [];
+  const stackNodes: JsonObject[] = [];
+  for (const key of keys) {
+    if (key === '') continue; // the root is no member of the tree (pathTokens('') is [])
+    let d = stackKeys.length;
+    while (d > 0) {
+      const p = stackKeys[d - 1]!;
+      if (key.length > p.length && key.charCodeAt(p.length) === 10 && key.startsWith(p)) break;
+      d--;
+    }
+    stackKeys.length = d;
+    stackNodes.length = d;
+    let node = d > 0 ? stackNodes[d - 1]! : root;
+    let pos = d > 0 ? stackKeys[d - 1]!.length + 1 : 0;
+    for (;;) {
+      const nl = key.indexOf(SEP, pos);
+      const token = nl < 0 ? key.slice(pos) : key.slice(pos, nl);
+      let child = Object.prototype.hasOwnProperty.call(node, token) ? (node[token] as JsonObject) : undefined;
+      if (child === undefined) {
+        // A member that gets a child is marked with "." (first: it sorts before every token, and the member was a leaf till now).
+        if (node !== root && !Object.prototype.hasOwnProperty.call(node, '.') && set.has(stackKeys[stackKeys.length - 1]!)) node['.'] = {};
+        child = {};
+        // defineProperty: a client's token "__proto__" is a key like any other.
+        if (token === '__proto__') Object.defineProperty(node, token, { value: child, enumerable: true, writable: true, configurable: true });
+        else node[token] = child;
+      }
+      const path = nl < 0 ? key : key.slice(0, nl);
+      stackKeys.push(path);
+      stackNodes.push(child);
+      node = child;
+      if (nl < 0) break;
+      pos = nl + 1;
+    }
+  }
+  return root;
 }
 
 /** Parses a FieldsV1 tree back into a set. */

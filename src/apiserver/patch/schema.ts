@@ -24,9 +24,33 @@ export function genericObjectSchema(): SchemaNode {
   return { kind: 'struct', def: '<generic>' };
 }
 
+/**
+ * Struct and map nodes by definition name, made once: the field-set walk asks
+ * for a child's schema at every object of every write, and the nodes are
+ * plain descriptors nobody changes. (The table is loaded once per process.)
+ */
+const structNodes = new Map<string, SchemaNode>();
+const mapNodes = new Map<string, SchemaNode>();
+const scalarMapNode: SchemaNode = Object.freeze({ kind: 'map', value: undefined });
+
 function defNode(name: string | undefined): SchemaNode {
-  if (!name || name === 'scalar' || !patchMetaTable().defs[name]) return undefined;
-  return { kind: 'struct', def: name };
+  if (!name || name === 'scalar') return undefined;
+  let node = structNodes.get(name);
+  if (node === undefined && !structNodes.has(name)) {
+    node = patchMetaTable().defs[name] ? Object.freeze({ kind: 'struct', def: name }) : undefined;
+    structNodes.set(name, node);
+  }
+  return node;
+}
+
+function mapNode(valueDef: string): SchemaNode {
+  let node = mapNodes.get(valueDef);
+  if (node === undefined) {
+    const value = defNode(valueDef);
+    node = value ? Object.freeze({ kind: 'map', value }) : scalarMapNode;
+    mapNodes.set(valueDef, node);
+  }
+  return node;
 }
 
 /** Meta of `field` within `node` (undefined for maps and unknown fields). */
@@ -43,7 +67,7 @@ export function childSchema(node: SchemaNode, field: string): SchemaNode {
   const m = fieldMeta(node, field);
   if (!m) return undefined;
   if (m.ref) return defNode(m.ref);
-  if (m.map) return { kind: 'map', value: defNode(m.map) };
+  if (m.map) return mapNode(m.map);
   return undefined;
 }
 
@@ -54,5 +78,8 @@ export function itemSchema(node: SchemaNode, field: string): SchemaNode {
 }
 
 export function hasStrategy(m: FieldMeta | undefined, s: 'merge' | 'retainKeys' | 'replace'): boolean {
-  return !!m?.strategy && m.strategy.split(',').includes(s);
+  const st = m?.strategy;
+  if (!st) return false;
+  if (st === s) return true;
+  return st.includes(',') && st.split(',').includes(s);
 }
