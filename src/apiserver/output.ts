@@ -15,7 +15,8 @@ import { badRequest, StatusError } from './status.js';
 import type { IncludeObject } from './table.js';
 import type { RequestScope } from './context.js';
 import type { ServedResource } from './resources.js';
-import { stringifyAsGo } from './go-json.js';
+import { escapeAsGo, stringifyAsGo } from './go-json.js';
+import { jsonTextOf } from './storage/stored-object.js';
 import { encodeKubernetesProtobuf, messageNameFor, protobufMediaType } from './protobuf/envelope.js';
 import { negotiateMedia, notAcceptableMessage, type MediaChoice, type Rendering } from './protobuf/negotiate.js';
 
@@ -77,7 +78,10 @@ export function includeObjectParam(q: URLSearchParams): IncludeObject {
  */
 export function writeJson(res: ServerResponse, code: number, body: unknown, contentType = 'application/json'): void {
   const req = requestOf(res);
-  const text = req && prettyRequested(req) ? stringifyAsGo(body, 2) : stringifyAsGo(body) + '\n';
+  const pretty = !!req && prettyRequested(req);
+  // A stored object just written (or a view of it) is the text it was stored as: no second encoding.
+  const stored = pretty ? undefined : jsonTextOf(body);
+  const text = pretty ? stringifyAsGo(body, 2) : (stored !== undefined ? escapeAsGo(stored) : stringifyAsGo(body)) + '\n';
   res.writeHead(code, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-cache, private' });
   res.end(text);
 }

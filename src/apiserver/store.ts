@@ -13,6 +13,7 @@ import type { Clock } from '../util/clock/clock.js';
 import { rfc3339 } from '../util/clock/clock.js';
 import type { Logger } from '../util/log/logger.js';
 import { StorageError, type Storage, type StoredObject } from './storage/storage.js';
+import { rememberView } from './storage/stored-object.js';
 import type { ServedResource, ResourceTable } from './resources.js';
 import type { AdmissionChain, AdmissionRequestInfo, Operation } from './admission/admission.js';
 import type { UserInfo } from './request-info.js';
@@ -93,7 +94,10 @@ export function present(r: ServedResource, obj: KubeObject): KubeObject {
  */
 export async function readView(r: ServedResource, obj: KubeObject): Promise<KubeObject> {
   if (r.fromStorage || r.decode) return presentStored(r, obj);
-  return { ...obj, apiVersion: apiVersionOf(r.group, r.version), kind: r.kind };
+  const view = { ...obj, apiVersion: apiVersionOf(r.group, r.version), kind: r.kind };
+  // A response of this very view can be the stored text (output.ts writeJson, through jsonTextOf).
+  rememberView(view, obj);
+  return view;
 }
 
 /**

@@ -24,7 +24,8 @@ import type { RequestScope } from '../context.js';
 import type { ServedResource } from '../resources.js';
 import { includeObjectParam, negotiateResponse } from '../output.js';
 import { encodeWatchEventFrame, protobufWatchMediaType } from '../protobuf/watch-event.js';
-import { stringifyAsGo } from '../go-json.js';
+import { escapeAsGo, stringifyAsGo } from '../go-json.js';
+import { storedText } from '../storage/stored-object.js';
 import { partialObjectMetadata, toTable } from '../table.js';
 import { present, presentStoredAll, storagePrefix } from '../store.js';
 import { selectionFrom } from '../selection.js';
@@ -321,7 +322,11 @@ function sharedEncoding<T>(cache: SharedEncodings<T>, type: WatchEvent['type'], 
 
 /** The JSON line (with its newline) of a watch event carrying `obj` served at `r`. */
 export function eventLine(type: WatchEvent['type'], r: ServedResource, obj: KubeObject): string {
-  return sharedEncoding(sharedLines, type, r, obj, (event) => stringifyAsGo(event) + '\n');
+  return sharedEncoding(sharedLines, type, r, obj, (event) => {
+    // A stored object just written, served as it is stored: its stored text is the event's object.
+    const text = !r.decode && obj.apiVersion === event.object.apiVersion && obj.kind === event.object.kind ? storedText(obj) : undefined;
+    return text !== undefined ? `{"type":${JSON.stringify(event.type)},"object":${escapeAsGo(text)}}\n` : stringifyAsGo(event) + '\n';
+  });
 }
 
 /** The protobuf frame of a watch event carrying `obj` served at `r`; shared like eventLine's lines. */

@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import { openSqliteStorage } from './sqlite.js';
 import { runStorageSuite } from './storage.suite.js';
 import type { Storage } from './storage.js';
-import { LazyStoredObject, hasLazyList } from './stored-object.js';
+import { LazyStoredObject, hasLazyList, jsonTextOf, rememberView, storedText } from './stored-object.js';
 
 function tempDir(): string {
   return mkdtempSync(join(tmpdir(), 'kcm-sqlite-'));
@@ -28,17 +28,44 @@ runStorageSuite('sqlite', async () => {
 });
 
 describe('sqlite storage', () => {
-  it('stores objects as JSON without resourceVersion in WAL mode with synchronous FULL', async () => {
+  it('stores objects as the JSON of what it returns, resourceVersion last in metadata, in WAL mode with synchronous FULL', async () => {
     const dir = tempDir();
     try {
       const s = openSqliteStorage(dir);
-      await s.create('/registry/pods/default/a', { metadata: { name: 'a', resourceVersion: '77' } });
+      const created = await s.create('/registry/pods/default/a', { metadata: { resourceVersion: '77', name: 'a' }, spec: { x: 1 } });
+      assert.equal(JSON.stringify(created.object), '{"metadata":{"name":"a","resourceVersion":"1"},"spec":{"x":1}}');
       await s.close();
       const db = new Database(join(dir, 'kcm.db'), { readonly: true });
       const row = db.prepare('SELECT key, mod_revision, create_revision, version, deleted, value FROM kv').get() as Record<string, unknown>;
-      assert.deepEqual(row, { key: '/registry/pods/default/a', mod_revision: 1, create_revision: 1, version: 1, deleted: 0, value: '{"metadata":{"name":"a"}}' });
+      assert.deepEqual(row, { key: '/registry/pods/default/a', mod_revision: 1, create_revision: 1, version: 1, deleted: 0, value: '{"metadata":{"name":"a","resourceVersion":"1"},"spec":{"x":1}}' });
       assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
       db.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("gives a write's stored text as the exact JSON of the object and of a view of it, for the latest batch only", async () => {
+    const dir = tempDir();
+    try {
+      const s = openSqliteStorage(dir);
+      const a = await s.create('/registry/pods/default/a', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'a', labels: { x: '<&>' } }, spec: { n: 1 } });
+      assert.equal(storedText(a.object), JSON.stringify(a.object));
+      const view = { ...a.object, apiVersion: 'v1', kind: 'Pod' };
+      rememberView(view, a.object);
+      assert.equal(jsonTextOf(view), JSON.stringify(view));
+      const reordered = { kind: 'Pod', ...a.object };
+      rememberView(reordered, a.object);
+      assert.notEqual(JSON.stringify(reordered), JSON.stringify(a.object));
+      assert.equal(jsonTextOf(reordered), undefined, 'a view with its fields in another order is encoded afresh');
+      const changed = { ...a.object, spec: { n: 2 } };
+      rememberView(changed, a.object);
+      assert.equal(jsonTextOf(changed), undefined, 'a view whose field was replaced is encoded afresh');
+      const b = await s.update('/registry/pods/default/a', { ...a.object, spec: { n: 3 } }, { revision: a.revision });
+      assert.equal(storedText(b.object), JSON.stringify(b.object));
+      assert.equal(storedText(a.object), undefined, "an earlier batch's texts are dropped");
+      assert.equal(jsonTextOf(view), undefined);
+      await s.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -46,7 +46,7 @@ import {
 } from './storage.js';
 import { newMvccIndex, type KeyRevision, type MvccIndex } from './mvcc-index.js';
 import { newWatcherHub } from './watcher-hub.js';
-import { decodeObject, encodeObject, LazyStoredObject, prefetch, withRevision, type EncodedReader, type LazyListSource } from './stored-object.js';
+import { beginTextBatch, decodeObject, encodeObject, LazyStoredObject, prefetch, rememberText, withRevision, type EncodedReader, type LazyListSource } from './stored-object.js';
 import { listFromIndex } from './list-index.js';
 import { decodeIndexImage, encodeIndexImage, type DecodedIndexImage } from './index-image.js';
 import { newLogger } from '../../util/log/logger.js';
@@ -106,9 +106,9 @@ function internal(key: string, message: string, cause: unknown): StorageError {
 }
 
 /** encodeObject, failing only this write (as Internal) when the object is not JSON. */
-function encodeFor(key: string, obj: KubeObject): string {
+function encodeFor(key: string, obj: KubeObject, revision: number): string {
   try {
-    return encodeObject(obj);
+    return encodeObject(obj, revision);
   } catch (err) {
     throw internal(key, 'object cannot be encoded as JSON', err);
   }
@@ -409,12 +409,12 @@ class SqliteStorage implements Storage, LazyListSource {
             switch (op.kind) {
               case 'create':
                 if (live) throw new StorageError('KeyExists', op.key);
-                json = encodeFor(op.key, op.object);
+                json = encodeFor(op.key, op.object, next + 1);
                 entry = { revision: next + 1, createRevision: next + 1, version: 1, deleted: false, value: null };
                 break;
               case 'update':
                 this.checkPre(op.key, live, op.pre);
-                json = encodeFor(op.key, op.object);
+                json = encodeFor(op.key, op.object, next + 1);
                 entry = { revision: next + 1, createRevision: live!.createRevision, version: live!.version + 1, deleted: false, value: null };
                 break;
               case 'delete':
@@ -438,7 +438,8 @@ class SqliteStorage implements Storage, LazyListSource {
       for (const op of ops) op.done.reject(internal(op.key, 'write failed', err));
       return;
     }
-    // Committed: publish in revision order, then settle.
+    // Committed: publish in revision order, then settle. Each value's text is its object's exact JSON (see storedText).
+    beginTextBatch();
     const decoded = new Map<number, KubeObject>();
     const results: { op: WriteOp; value: StoredObject }[] = [];
     for (const a of applied) {
@@ -449,6 +450,7 @@ class SqliteStorage implements Storage, LazyListSource {
       let event: StorageEvent;
       if (a.json !== null) {
         const object = decodeObject(a.json, rev);
+        rememberText(object, a.json);
         decoded.set(rev, object);
         this.latest.set(a.op.key, { revision: rev, object });
         event = prevObject ? { type: 'MODIFIED', key: a.op.key, object, prevObject, revision: rev } : { type: 'ADDED', key: a.op.key, object, revision: rev };

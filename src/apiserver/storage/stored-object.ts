@@ -1,10 +1,12 @@
 /**
  * Encoding of stored objects, shared by the backends.
  *
- * Objects are kept as JSON without `metadata.resourceVersion` (it is not part
- * of the value: it is the revision of the write) and handed out deep-frozen
- * with `metadata.resourceVersion` set, so one decoded object can be shared by
- * every reader and watcher and nobody can change stored state through it.
+ * Objects are handed out deep-frozen with `metadata.resourceVersion` set to
+ * the revision of their write, so one decoded object can be shared by every
+ * reader and watcher and nobody can change stored state through it. The
+ * SQLite backend keeps each value as that object's JSON, resourceVersion
+ * included (values written before kept none: decoding sets it either way),
+ * so the text of a write is also its response and its watch events' object.
  *
  * Decoding is the dominant cost of loading a large store, so values read in
  * bulk (the watch cache's initial load) are decoded lazily, on first read, by
@@ -13,14 +15,79 @@
 import type { KubeObject } from '../../api/types.js';
 import { StorageError, type ListResult, type StoredObject } from './storage.js';
 
-/** JSON text of `obj` without metadata.resourceVersion. */
-export function encodeObject(obj: KubeObject): string {
+/**
+ * JSON text of `obj` without metadata.resourceVersion; with `revision`, with
+ * metadata.resourceVersion set to it as the last field of metadata: exactly
+ * the text of what decodeObject(text, revision) returns (see storedText).
+ */
+export function encodeObject(obj: KubeObject, revision?: number): string {
   const meta = obj.metadata;
+  if (revision !== undefined) {
+    const { resourceVersion: _rv, ...rest } = meta ?? {};
+    return JSON.stringify({ ...obj, metadata: { ...rest, resourceVersion: String(revision) } });
+  }
   if (meta && meta.resourceVersion !== undefined) {
     const { resourceVersion: _rv, ...rest } = meta;
     return JSON.stringify({ ...obj, metadata: rest });
   }
   return JSON.stringify(obj);
+}
+
+/**
+ * The JSON texts of the objects a backend decoded in its latest write batch
+ * (the text each was decoded from, resourceVersion included): the write's
+ * response and its watch events are that text, so the API server writes it
+ * rather than encoding the object again. Replaced by every batch, so only
+ * one batch's texts are kept: responses and events of a write go out in the
+ * same turn of the event loop as the batch (later ones encode as before).
+ */
+let batchTexts = new WeakMap<object, string>();
+
+/** Starts a new batch of remembered texts (dropping the previous one's). */
+export function beginTextBatch(): void {
+  batchTexts = new WeakMap();
+}
+
+/** Remembers `text` as the exact JSON of the frozen stored object `obj` for this batch. */
+export function rememberText(obj: KubeObject, text: string): void {
+  batchTexts.set(obj, text);
+}
+
+/** The exact JSON text of the stored object `obj`, when its batch is the latest; else undefined. */
+export function storedText(obj: KubeObject): string | undefined {
+  return batchTexts.get(obj);
+}
+
+/** Views (shallow copies served at a version) of stored objects, by view. */
+const viewSources = new WeakMap<object, KubeObject>();
+
+/** Records that `view` was made from the stored object `stored` (its JSON may then be storedText's; see jsonTextOf). */
+export function rememberView(view: KubeObject, stored: KubeObject): void {
+  viewSources.set(view, stored);
+}
+
+/**
+ * The exact JSON text of `value` when it is a stored object of the latest
+ * batch or a view of one whose fields are still the stored object's, in the
+ * same order (the same values: a view only re-sets apiVersion and kind);
+ * undefined otherwise.
+ */
+export function jsonTextOf(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const direct = batchTexts.get(value);
+  if (direct !== undefined) return direct;
+  const stored = viewSources.get(value);
+  if (stored === undefined) return undefined;
+  const text = batchTexts.get(stored);
+  if (text === undefined) return undefined;
+  const a = Object.keys(value);
+  const b = Object.keys(stored);
+  if (a.length !== b.length) return undefined;
+  for (let i = 0; i < a.length; i++) {
+    const k = a[i]!;
+    if (k !== b[i] || (value as Record<string, unknown>)[k] !== (stored as Record<string, unknown>)[k]) return undefined;
+  }
+  return text;
 }
 
 /** Decodes `json`, sets metadata.resourceVersion to `revision`, and deep-freezes the result. */
