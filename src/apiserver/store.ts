@@ -182,7 +182,8 @@ export class Store {
 
   /**
    * Creates `input` (already checked against the URL). Returns the stored
-   * object served at r's version. dryRun runs everything but the write.
+   * object served at r's version, read-only (readView). dryRun runs
+   * everything but the write.
    */
   async create(r: ServedResource, ns: string, input: KubeObject, opts: WriteOptions): Promise<KubeObject> {
     const obj = deepCopy(input);
@@ -223,7 +224,7 @@ export class Store {
       for (let attempt = 0; ; attempt++) {
         try {
           const stored = await this.deps.storage.create(this.key(r, ns, meta(toStore).name!), toStore);
-          return presentStored(r, stored.object);
+          return readView(r, stored.object);
         } catch (err) {
           if (err instanceof StorageError && err.code === 'KeyExists') {
             if (generated && attempt < 7) {
