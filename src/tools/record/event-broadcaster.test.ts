@@ -41,7 +41,7 @@ describe('event broadcaster', () => {
     await b.shutdown();
   });
 
-  it('drops events beyond maxQueued while the sink is busy, logging each drop', async () => {
+  it('drops events beyond maxQueued while the sink is busy, logging the first drop and then their count', async () => {
     const clock = new FakeClock();
     const fake = newFakeClient({ clock });
     let release!: () => void;
@@ -53,16 +53,23 @@ describe('event broadcaster', () => {
     try {
       const b = newEventBroadcaster({ client: fake, clock, maxQueued: 2 });
       const rec = b.newRecorder({ component: 'default-scheduler' });
-      for (let i = 0; i < 5; i++) rec.event({ ...rs, metadata: { ...rs.metadata, name: `p${i}`, uid: `u${i}` } }, 'Normal', 'Scheduled', `assigned p${i}`);
+      for (let i = 0; i < 6; i++) rec.event({ ...rs, metadata: { ...rs.metadata, name: `p${i}`, uid: `u${i}` } }, 'Normal', 'Scheduled', `assigned p${i}`);
       await flushMicrotasks();
-      // p0 is being written, p1 and p2 wait, p3 and p4 found the queue full.
+      // p0 is being written, p1 and p2 wait, p3, p4 and p5 found the queue full: one line, for p3.
       const drops = lines.filter((l) => l.includes('unable to record event, dropped it'));
-      assert.equal(drops.length, 2);
+      assert.equal(drops.length, 1);
       assert.match(drops[0]!, /too many queued events \(2\)/);
-      assert.match(drops[1]!, /object="ns\/p4"/);
+      assert.match(drops[0]!, /object="ns\/p3"/);
+      assert.equal(lines.filter((l) => l.includes('dropped events while the queue was full')).length, 0);
       release();
       await b.whenIdle();
-      assert.deepEqual(fake.storedList<Event & KubeObject>(GVR.events, 'ns').map((e) => e.involvedObject?.name).sort(), ['p0', 'p1', 'p2']);
+      // The queue has room again: the next event is taken, and the count of the drops before it logged.
+      rec.event({ ...rs, metadata: { ...rs.metadata, name: 'p6', uid: 'u6' } }, 'Normal', 'Scheduled', 'assigned p6');
+      const counted = lines.filter((l) => l.includes('dropped events while the queue was full'));
+      assert.equal(counted.length, 1);
+      assert.match(counted[0]!, /dropped=3/);
+      await b.whenIdle();
+      assert.deepEqual(fake.storedList<Event & KubeObject>(GVR.events, 'ns').map((e) => e.involvedObject?.name).sort(), ['p0', 'p1', 'p2', 'p6']);
       await b.shutdown();
     } finally {
       setLogOutput(restore);

@@ -73,6 +73,8 @@ class Broadcaster implements EventBroadcaster {
   private writer: Promise<void> | undefined;
   private lastNanos = 0n;
   private queueFull: Error | undefined;
+  /** Events dropped since the queue was last found full (see generate). */
+  private dropped = 0;
   private idleWaiters: Array<() => void> = [];
 
   constructor(opts: EventBroadcasterOptions) {
@@ -158,11 +160,18 @@ class Broadcaster implements EventBroadcaster {
       return;
     }
     if (this.queue.length >= this.maxQueued) {
-      // One error for every drop: a scheduler binding faster than its events are written drops thousands, and
-      // each new Error would capture a stack trace.
-      this.queueFull ??= new Error(`too many queued events (${this.maxQueued})`);
-      this.log.error(this.queueFull, { object: `${ref.namespace ?? ''}/${ref.name ?? ''}`, reason }, 'unable to record event, dropped it');
+      // One error for the first drop of a run of them, and one with their count once the queue takes events again:
+      // a scheduler binding faster than its events are written drops thousands, and an error line for each
+      // (the controller side's stderr, a terminal under kcm up) cost more CPU than the events themselves.
+      if (this.dropped++ === 0) {
+        this.queueFull ??= new Error(`too many queued events (${this.maxQueued})`);
+        this.log.error(this.queueFull, { object: `${ref.namespace ?? ''}/${ref.name ?? ''}`, reason }, 'unable to record event, dropped it (further drops are counted until the queue has room)');
+      }
       return;
+    }
+    if (this.dropped > 0) {
+      this.log.error(this.queueFull, { dropped: this.dropped }, 'dropped events while the queue was full');
+      this.dropped = 0;
     }
     this.queue.push(event);
     this.writer ??= this.drain();
