@@ -16,9 +16,9 @@
  */
 import type { Container, Endpoints, Pod, Service } from 'kubernetes-types/core/v1.js';
 import type { Clock } from '../util/clock/clock.js';
-import { ContainerRun, fallbackPrograms, mainArgv, prepareTerminationLog } from './container-process.js';
-import { PodVolumes, containerEnv, expand, mappingFuncFor, podHostnames, runtimeEnv, type NodeFacts, type ObjectSource } from './container/index.js';
-import { containerArgv, httpServer, imageFilesKey, knownPrograms, seedImageFiles, servedPorts, type ServerHandler } from './images/index.js';
+import { ContainerRun, fallbackPrograms, mainArgv, prepareTerminationLog, type SpawnContext } from './container-process.js';
+import { PodVolumes, containerEnv, expand, mappingFuncFor, podHostnames, runtimeEnv, type ContainerFsResult, type NodeFacts, type ObjectSource } from './container/index.js';
+import { containerArgv, httpServer, imageFilesKey, knownPrograms, seedImageFiles, servedPorts, silentServer, type ServerHandler } from './images/index.js';
 import type { ContainerSim, PodRuntime } from './pod-runtime.js';
 import type { ExternalHandler, FileSystem, HttpHandler, HttpRequest, HttpResult } from './shell/index.js';
 
@@ -95,20 +95,57 @@ export class PodSandbox {
     if (envResult.error) return { error: envResult.error };
     const spec = expandCommand(c.spec, envResult.env);
     const env = runtimeEnv(envResult.env, { hostname });
-    const fsResult = this.volumes.containerFs(spec, envResult.env, { now, hostname, podIP: this.facts.podIP, seed: (fs) => void seedImageFiles(spec.image ?? '', fs), seedKey: imageFilesKey(spec.image ?? '') });
+    const argv = mainArgv(spec, containerArgv(spec));
+    const podIP = this.facts.podIP;
+    const fsOf = (): ContainerFsResult => this.volumes.containerFs(spec, envResult.env, { now, hostname, podIP, seed: (fs) => void seedImageFiles(spec.image ?? '', fs), seedKey: imageFilesKey(spec.image ?? '') });
+    const context = (fs: FileSystem): SpawnContext => {
+      prepareTerminationLog(fs, spec);
+      if (spec.securityContext?.readOnlyRootFilesystem) readOnlyRoot(fs, spec);
+      const known = knownPrograms({ podName: pod.metadata?.name ?? '', podIP, hostname, image: spec.image ?? '', fsType: (p) => this.fsType(spec, p) });
+      const privileges = privilegeFacts(pod, spec);
+      const external: ExternalHandler = (a, ctx) => privileged(a, privileges) ?? known(a, ctx) ?? fallbackPrograms(a, ctx);
+      const psc = pod.spec?.securityContext;
+      const uid = spec.securityContext?.runAsUser ?? psc?.runAsUser ?? 0;
+      // Without runAsGroup the primary group is the image's for that user (busybox: nobody -> nogroup), else 0.
+      const gid = spec.securityContext?.runAsGroup ?? psc?.runAsGroup ?? (uid === 65534 ? 65534 : 0);
+      const groups = [...(psc?.fsGroup !== undefined ? [psc.fsGroup] : []), ...(psc?.supplementalGroups ?? [])];
+      return { fs, env, hostname, argv, external, user: { uid, gid, groups }, http: this.net.httpHandler(podIP), dns: (n) => this.net.resolve(n, pod.metadata?.namespace ?? 'default') };
+    };
+    if (this.deferrable(c.spec, argv)) {
+      return new ContainerRun(() => {
+        const r = fsOf();
+        // deferrable ruled out every mount error (subPath, a volume not set up)
+        if (!r.fs) throw new Error(`container ${c.name} of ${this.key}: ${r.error}`);
+        return context(r.fs);
+      }, now);
+    }
+    const fsResult = fsOf();
     if (!fsResult.fs) return { error: fsResult.error };
-    const fs = fsResult.fs;
-    prepareTerminationLog(fs, spec);
-    if (spec.securityContext?.readOnlyRootFilesystem) readOnlyRoot(fs, spec);
-    const known = knownPrograms({ podName: pod.metadata?.name ?? '', podIP: this.facts.podIP, hostname, image: spec.image ?? '', fsType: (p) => this.fsType(spec, p) });
-    const privileges = privilegeFacts(pod, spec);
-    const external: ExternalHandler = (argv, ctx) => privileged(argv, privileges) ?? known(argv, ctx) ?? fallbackPrograms(argv, ctx);
-    const psc = pod.spec?.securityContext;
-    const uid = spec.securityContext?.runAsUser ?? psc?.runAsUser ?? 0;
-    // Without runAsGroup the primary group is the image's for that user (busybox: nobody -> nogroup), else 0.
-    const gid = spec.securityContext?.runAsGroup ?? psc?.runAsGroup ?? (uid === 65534 ? 65534 : 0);
-    const groups = [...(psc?.fsGroup !== undefined ? [psc.fsGroup] : []), ...(psc?.supplementalGroups ?? [])];
-    return new ContainerRun({ fs, env, hostname, argv: mainArgv(spec, containerArgv(spec)), external, user: { uid, gid, groups }, http: this.net.httpHandler(this.facts.podIP), dns: (n) => this.net.resolve(n, pod.metadata?.namespace ?? 'default') }, now);
+    return new ContainerRun(context(fsResult.fs), now);
+  }
+
+  /**
+   * Whether a container's file system and process may be made at first use
+   * (ContainerRun): its image's own command starts a silent server
+   * (silentServer), and its mounts cannot fail when the file system is made
+   * (kubelet's makeMounts errors must show at the start, as
+   * CreateContainerConfigError) nor change what the command runs: only
+   * whole volumes that are set up, each at its own path below
+   * /var/run/secrets/ (the service account token's projected volume, and
+   * credentials like it). Anything that uses the container (exec, probes and
+   * hooks, HTTP, a signal) starts it.
+   */
+  private deferrable(spec: Container, argv: readonly string[]): boolean {
+    if (spec.command || spec.args || !silentServer(argv, spec.image ?? '')) return false;
+    const paths: string[] = [];
+    for (const m of spec.volumeMounts ?? []) {
+      if (m.subPath || m.subPathExpr || !this.volumes.has(m.name)) return false;
+      const at = m.mountPath.replace(/\/+$/, '');
+      if (!at.startsWith('/var/run/secrets/') || at.split('/').includes('..')) return false;
+      if (paths.some((p) => p === at || p.startsWith(`${at}/`) || at.startsWith(`${p}/`))) return false;
+      paths.push(at);
+    }
+    return true;
   }
 
   /** An HTTP GET from the node (probes, hooks): to this pod's own IP, or anywhere in the simulated network. */

@@ -267,6 +267,12 @@ export class PodVolumes {
     return [...this.volumes.values()].every((b) => b.error === undefined);
   }
 
+  /** Whether the pod's volume `name` is set up (a mount of it cannot fail for want of it). */
+  has(name: string): boolean {
+    const b = this.volumes.get(name);
+    return b !== undefined && b.error === undefined;
+  }
+
   /** The shared directory object of a volume. */
   volumeDir(name: string): DirNode | undefined {
     return this.volumes.get(name)?.dir;

@@ -80,7 +80,7 @@
  */
 export { containerArgv, imageConfig, parseImage } from './entrypoint.js';
 export type { ImageConfig, ImageRef } from './entrypoint.js';
-export { knownPrograms, parseFlags, programOf, nginxVersion, httpdVersion, AGNHOST_SUBCOMMANDS, MOUNTTEST_FLAGS } from './programs.js';
+export { knownPrograms, silentServer, parseFlags, programOf, nginxVersion, httpdVersion, AGNHOST_SUBCOMMANDS, MOUNTTEST_FLAGS } from './programs.js';
 export type { KnownProgramsOptions, ParsedFlags } from './programs.js';
 export { servedPorts, httpServer, seedImageFiles, imageFilesKey, nginxErrorPage, NGINX_INDEX_HTML, NGINX_50X_HTML, HTTPD_INDEX_HTML } from './servers.js';
 export type { ServerRequest, ServerResponse, ServerContext, ServerHandler, FetchResult } from './servers.js';

@@ -1,7 +1,7 @@
-import { test } from 'node:test';
+import { describe, it, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildAtomicVolume, createStandardFs, runToCompletion, startProcess, updateAtomicVolume } from '../shell/index.js';
-import { knownPrograms, seedImageFiles } from './index.js';
+import { knownPrograms, seedImageFiles, silentServer } from './index.js';
 
 const T0 = Date.UTC(2026, 10, 26, 18, 2, 7);
 
@@ -180,4 +180,19 @@ test('agnhost logs-generator prints its lines as klog over the run duration', ()
   assert.ok(st.output.every((c) => c.stream === 'stderr'));
   assert.match(lines[0]!, /^I1126 18:02:07\.000000 {7}1 logs_generator\.go:76\] 0 (GET|POST|PUT) \/api\/v1\/namespaces\/kube-system\/pods\/\w{3,4} \d{3}\n$/);
   assert.equal(st.output[99]!.atMs - T0, 99 * 200);
+});
+
+describe('silentServer', () => {
+  it('knows the servers that block at once without output, through docker-entrypoint.sh', () => {
+    assert.equal(silentServer(['/docker-entrypoint.sh', 'nginx', '-g', 'daemon off;'], 'nginx'), true);
+    assert.equal(silentServer(['nginx', '-g', 'daemon off;'], 'nginx:1.14-alpine'), true);
+    assert.equal(silentServer(['httpd-foreground'], 'httpd:2.4'), true);
+    assert.equal(silentServer(['/pause'], 'k8s.gcr.io/pause:3.2'), true);
+    assert.equal(silentServer(['nginx'], 'nginx'), false, 'without daemon off; it daemonizes and exits');
+    assert.equal(silentServer(['nginx', '-v'], 'nginx'), false);
+    assert.equal(silentServer(['/docker-entrypoint.sh'], 'nginx'), false);
+    assert.equal(silentServer(['sleep', '3600'], 'busybox'), false);
+    assert.equal(silentServer(['/agnhost', 'netexec'], 'agnhost:2.21'), false);
+    assert.equal(silentServer([], 'nginx'), false);
+  });
 });

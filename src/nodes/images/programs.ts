@@ -395,6 +395,25 @@ function nginx(args: string[], opts: KnownProgramsOptions): ExternalResult {
   return { forever: true, sigterm: 'exit', sigtermExitCode: 0 };
 }
 
+/** Known servers that, run in the foreground, print nothing and block until signalled. */
+const SILENT_SERVERS = new Set(['nginx', 'httpd-foreground', 'httpd', 'pause', 'redis-server']);
+
+/**
+ * Whether `argv` (an image's own command) starts a known server that blocks
+ * at once, printing nothing, until signalled: what knownPrograms makes of it
+ * (through the official images' docker-entrypoint.sh, which execs its
+ * arguments) is a program that runs forever without output. Such a
+ * container's process may be started when first used (ContainerRun).
+ */
+export function silentServer(argv: readonly string[], image: string): boolean {
+  let rest = [...argv];
+  while (rest.length > 1 && base(rest[0]!) === 'docker-entrypoint.sh') rest = rest.slice(1);
+  if (rest.length === 0 || !SILENT_SERVERS.has(base(rest[0]!))) return false;
+  // These programs read nothing from their context: a bare one is enough to ask what they do.
+  const r = knownPrograms({ image })(rest, { cwd: '/', env: {}, fs: undefined as unknown as ExternalContext['fs'], now: 0, stdin: '', hostname: '' });
+  return !!r && 'forever' in r && !r.stdout && !r.stderr;
+}
+
 /**
  * The programs of known images. argv[0] may be a bare name or a path.
  * Returns undefined for anything it does not know (the caller's rule:
