@@ -163,10 +163,12 @@ function clientHost(bindAddress: string): string {
 }
 
 async function openStorage(kind: 'sqlite' | 'memory', dataDir: string, clock: Clock): Promise<Storage> {
-  const backend = kind === 'memory' ? newMemoryStorage() : openSqliteStorage(join(dataDir, 'db'));
+  // No watch cache for events, as kube-apiserver's DefaultWatchCacheSizes (their values stay in the database,
+  // and the backend does not keep their last objects either).
+  const uncachedPrefixes = ['/registry/events/'];
+  const backend = kind === 'memory' ? newMemoryStorage() : openSqliteStorage(join(dataDir, 'db'), { unkeptPrefixes: uncachedPrefixes });
   try {
-    // No watch cache for events, as kube-apiserver's DefaultWatchCacheSizes (their values stay in the database).
-    return await newCachedStorage(backend, { clock, uncachedPrefixes: ['/registry/events/'] });
+    return await newCachedStorage(backend, { clock, uncachedPrefixes });
   } catch (err) {
     await backend.close().catch(() => undefined);
     throw new Error('cannot start the watch cache', { cause: err });

@@ -71,6 +71,26 @@ describe('sqlite storage', () => {
     }
   });
 
+  it('keeps no last object of keys under unkeptPrefixes, and still gives their updates the previous object', async () => {
+    const dir = tempDir();
+    try {
+      const s = openSqliteStorage(dir, { unkeptPrefixes: ['/registry/events/'] });
+      const latest = (s as unknown as { latest: Map<string, unknown> }).latest;
+      const seen: { type: string; prev?: unknown }[] = [];
+      const w = await s.watch('/registry/', 0, (e) => seen.push({ type: e.type, prev: e.type === 'MODIFIED' ? e.prevObject.metadata?.resourceVersion : undefined }));
+      const e1 = await s.create('/registry/events/default/e1', { metadata: { name: 'e1' }, count: 1 });
+      await s.create('/registry/pods/default/p', { metadata: { name: 'p' } });
+      assert.deepEqual([...latest.keys()], ['/registry/pods/default/p']);
+      await s.update('/registry/events/default/e1', { metadata: { name: 'e1' }, count: 2 }, { revision: e1.revision });
+      assert.deepEqual(seen, [{ type: 'ADDED', prev: undefined }, { type: 'ADDED', prev: undefined }, { type: 'MODIFIED', prev: String(e1.revision) }]);
+      assert.deepEqual([...latest.keys()], ['/registry/pods/default/p']);
+      w.stop();
+      await s.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('commits writes issued in the same tick in one transaction', async () => {
     const dir = tempDir();
     try {

@@ -62,6 +62,13 @@ export interface SqliteStorageOptions {
    * last commits on an OS crash or power loss.
    */
   synchronous?: 'FULL' | 'NORMAL';
+  /**
+   * Keys whose last written objects are not kept (see SqliteStorage.latest):
+   * those the watch cache does not hold (events), which would otherwise stay
+   * in memory for as long as they stay in the database. Their update or
+   * delete reads the previous value back from the table.
+   */
+  unkeptPrefixes?: readonly string[];
 }
 
 type Entry = KeyRevision<null>;
@@ -127,7 +134,8 @@ class SqliteStorage implements Storage, LazyListSource {
    * the very object its watchers got): the previous object of the next
    * update or delete, without reading and decoding the row again. Keys not
    * written since start are read from the table. Costs no object memory: the
-   * watch cache keeps the same objects.
+   * watch cache keeps the same objects (keys it does not cache are not kept:
+   * SqliteStorageOptions.unkeptPrefixes).
    */
   private latest = new Map<string, { revision: number; object: KubeObject }>();
   /** Revision and compaction of the stored index image (-1: none). */
@@ -142,7 +150,10 @@ class SqliteStorage implements Storage, LazyListSource {
   /** Reads values for lazily decoded objects; throws Closed after close(). */
   private readonly reader: EncodedReader;
 
-  constructor(private readonly db: Database.Database) {
+  constructor(
+    private readonly db: Database.Database,
+    private readonly unkeptPrefixes: readonly string[] = [],
+  ) {
     db.exec(`
       CREATE TABLE IF NOT EXISTS kv (
         mod_revision INTEGER PRIMARY KEY,
@@ -452,7 +463,7 @@ class SqliteStorage implements Storage, LazyListSource {
         const object = decodeObject(a.json, rev);
         rememberText(object, a.json);
         decoded.set(rev, object);
-        this.latest.set(a.op.key, { revision: rev, object });
+        if (this.keepsLatest(a.op.key)) this.latest.set(a.op.key, { revision: rev, object });
         event = prevObject ? { type: 'MODIFIED', key: a.op.key, object, prevObject, revision: rev } : { type: 'ADDED', key: a.op.key, object, revision: rev };
       } else {
         const object = withRevision(prevObject!, rev);
@@ -471,6 +482,11 @@ class SqliteStorage implements Storage, LazyListSource {
     if (pre?.revision !== undefined && pre.revision !== live.revision) {
       throw new StorageError('Conflict', key, `revision precondition failed: want ${pre.revision}, current ${live.revision}`, this.stored(key, live));
     }
+  }
+
+  private keepsLatest(key: string): boolean {
+    for (const p of this.unkeptPrefixes) if (key.startsWith(p)) return false;
+    return true;
   }
 
   private lastWritten(key: string, revision: number): KubeObject | undefined {
@@ -532,7 +548,7 @@ export function openSqliteStorage(dir: string, opts: SqliteStorageOptions = {}):
     const mode = db.pragma('journal_mode = WAL', { simple: true });
     if (String(mode).toLowerCase() !== 'wal') throw new Error(`cannot use WAL journal mode (got ${String(mode)})`);
     db.pragma(`synchronous = ${opts.synchronous ?? 'FULL'}`);
-    return new SqliteStorage(db);
+    return new SqliteStorage(db, opts.unkeptPrefixes);
   } catch (err) {
     db.close();
     throw internal(path, 'cannot open sqlite storage', err);
