@@ -237,7 +237,7 @@ class Simulator implements NodeSimulator {
   private readonly view: ClusterView;
   readonly network: SimNetwork;
   /** Issued service account tokens (TokenRequest): pod uid -> namespace/sa/audience/expiration -> token. */
-  private readonly tokens = new Map<string, Map<string, string>>();
+  private readonly tokens = new Map<string, Map<string, Buffer>>();
   private kubelet: KubeletServer | undefined;
   /** The API server answered that it does not serve serviceaccounts/token. */
   private tokenRequestUnserved = false;
@@ -925,7 +925,8 @@ class Simulator implements NodeSimulator {
           if (res.status?.token) {
             let m = this.tokens.get(uid);
             if (!m) this.tokens.set(uid, (m = new Map()));
-            m.set(key, res.status.token);
+            // Kept as the token file's bytes: the volume writes these (no copy of the text per write).
+            m.set(key, Buffer.from(res.status.token));
           }
         } catch (err) {
           // An API server without a signing key (kcm/testing) serves no TokenRequest: token files are then empty.

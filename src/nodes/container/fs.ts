@@ -20,7 +20,7 @@
 import type { Container, Pod, Volume } from 'kubernetes-types/core/v1.js';
 import { FileSystem, createStandardFs, fsTemplate, newDir, setEntry, updateAtomicVolume, type DirNode, type FsNode } from '../shell/fs.js';
 import { expand } from './env.js';
-import { cleanPath, failedMountMessage, volumeFiles, type TokenFetcher } from './volumes.js';
+import { cleanPath, failedMountMessage, volumeFiles, type ServiceAccountToken, type TokenFetcher } from './volumes.js';
 import { podIPsOf, type NodeFacts, type ObjectSource } from './types.js';
 
 export const DEFAULT_CLUSTER_DOMAIN = 'cluster.local';
@@ -167,7 +167,7 @@ interface BuiltVolume {
 }
 
 interface CachedToken {
-  token: string;
+  token: ServiceAccountToken;
   issuedAt: number;
   expirationSeconds: number;
 }

@@ -12,7 +12,7 @@ export function b64(s: string): string {
   return Buffer.from(s).toString('base64');
 }
 
-export function source(objs: { configMaps?: ConfigMap[]; secrets?: Secret[]; services?: Service[]; token?: (aud: string | undefined, exp: number) => string | undefined }): ObjectSource {
+export function source(objs: { configMaps?: ConfigMap[]; secrets?: Secret[]; services?: Service[]; token?: (aud: string | undefined, exp: number) => string | Buffer | undefined }): ObjectSource {
   const key = (o: { metadata?: { namespace?: string; name?: string } }) => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
   return {
     configMap: (ns, name) => (objs.configMaps ?? []).find((o) => key(o) === `${ns}/${name}`),

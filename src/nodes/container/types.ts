@@ -8,11 +8,11 @@ export interface ObjectSource {
   /** Services of a namespace (for service links); also asked for "default" (the kubernetes service). */
   services(namespace: string): Service[];
   /**
-   * A TokenRequest result (the token) for a projected serviceAccountToken
-   * source; undefined when it cannot be issued. `PodVolumes` caches it as
+   * A TokenRequest result (the token, as text or as its file's bytes) for a
+   * projected serviceAccountToken source; undefined when it cannot be issued. `PodVolumes` caches it as
    * kubelet's token manager does (until 80% of its lifetime or 24h).
    */
-  serviceAccountToken?(namespace: string, serviceAccount: string, audience: string | undefined, expirationSeconds: number, pod: Pod): string | undefined;
+  serviceAccountToken?(namespace: string, serviceAccount: string, audience: string | undefined, expirationSeconds: number, pod: Pod): string | Buffer | undefined;
 }
 
 /** What kubelet knows about its node and the pod's sandbox. */

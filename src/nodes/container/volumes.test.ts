@@ -180,6 +180,14 @@ test('projected volume: configMap + secret + downwardAPI + serviceAccountToken; 
   assert.deepEqual(volumeFiles(pod(), noToken, source({}), NODE), { error: 'failed to fetch token: serviceaccounts "default" not found' });
 });
 
+test("a token given as its file's bytes is written as those very bytes (no copy per volume write)", () => {
+  const bytes = Buffer.from('eyJbytes');
+  const v: Volume = { name: 'p', projected: { sources: [{ serviceAccountToken: { path: 'token' } }] } };
+  const r = volumeFiles(pod(), v, source({ token: () => bytes }), NODE);
+  assert.equal(files(r).token!.text, 'eyJbytes');
+  assert.equal((r as { files: Record<string, VolumeFile> }).files.token!.content, bytes);
+});
+
 test('invalid payload paths are AtomicWriter errors; other volume kinds', () => {
   const v: Volume = { name: 'v', configMap: { name: 'cfg', items: [{ key: 'data-1', path: '..bad' }] } };
   assert.deepEqual(volumeFiles(pod(), v, SRC, NODE), { error: "invalid path: must not start with '..': ..bad" });

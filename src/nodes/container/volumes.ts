@@ -25,7 +25,10 @@ export type VolumeFilesResult = { kind: 'atomic'; files: Record<string, VolumeFi
 type Payload = Map<string, { data: Buffer; mode: number }>;
 
 /** A projected token as asked from the ObjectSource (PodVolumes plugs its cache in here). */
-export type TokenFetcher = (audience: string | undefined, expirationSeconds: number) => string | undefined;
+/** A service account token: the JWT, as text or as the bytes of its file (shared by every write of the file). */
+export type ServiceAccountToken = string | Buffer;
+
+export type TokenFetcher = (audience: string | undefined, expirationSeconds: number) => ServiceAccountToken | undefined;
 
 /**
  * The bytes of value `key` of `values` (a ConfigMap's data or binaryData, a
@@ -233,7 +236,7 @@ export function volumeFiles(pod: Pod, volume: Volume, src: ObjectSource, node: N
             const token = fetchToken ? fetchToken(aud, exp) : src.serviceAccountToken?.(ns, sa, aud, exp, pod);
             if (token === undefined) throw new Error(tokenError(sa));
             const mode = fsGroupOf(pod) !== undefined ? 0o600 : defaultMode;
-            payload.set(tp.path, { data: Buffer.from(token), mode });
+            payload.set(tp.path, { data: typeof token === 'string' ? Buffer.from(token) : token, mode });
           }
         } catch (e) {
           errs.push(errText(e));
