@@ -13,7 +13,7 @@ import type { Clock } from '../util/clock/clock.js';
 import { rfc3339 } from '../util/clock/clock.js';
 import type { Logger } from '../util/log/logger.js';
 import { StorageError, type Storage, type StoredObject } from './storage/storage.js';
-import { rememberView } from './storage/stored-object.js';
+import { rememberView, storedText } from './storage/stored-object.js';
 import type { ServedResource, ResourceTable } from './resources.js';
 import type { AdmissionChain, AdmissionRequestInfo, Operation } from './admission/admission.js';
 import type { UserInfo } from './request-info.js';
@@ -95,8 +95,9 @@ export function present(r: ServedResource, obj: KubeObject): KubeObject {
 export async function readView(r: ServedResource, obj: KubeObject): Promise<KubeObject> {
   if (r.fromStorage || r.decode) return presentStored(r, obj);
   const view = { ...obj, apiVersion: apiVersionOf(r.group, r.version), kind: r.kind };
-  // A response of this very view can be the stored text (output.ts writeJson, through jsonTextOf).
-  rememberView(view, obj);
+  // A response of this very view can be the stored text of a write of the latest batch (output.ts writeJson, through
+  // jsonTextOf); other reads (gets) remember nothing.
+  if (storedText(obj) !== undefined) rememberView(view, obj);
   return view;
 }
 
