@@ -5,7 +5,13 @@ import { newQueueWorker, type QueueWorker } from '../controller/base-controller.
 import type { Controller } from '../controller/types.js';
 import { FakeClock } from '../util/clock/clock.js';
 import { newQueue } from '../util/workqueue/queue.js';
-import { controllerRestConfig, createClaimingQueues, renderDebugControllers } from './manager.js';
+import { controllerRestConfig, controllerScope, createClaimingQueues, renderDebugControllers } from './manager.js';
+import type { Event } from 'kubernetes-types/core/v1.js';
+import { GVR } from '../api/gvr.js';
+import type { KubeObject } from '../api/types.js';
+import { newFakeClient } from '../controller/testing/fake-client.js';
+import type { ControllerContext } from '../controllers/types.js';
+import { newLogger } from '../util/log/logger.js';
 
 describe('per-controller clients', () => {
   it('appends the controller name to the user agent and keeps the manager QPS and burst, as client-go AddUserAgent does for each controller', () => {
@@ -16,6 +22,22 @@ describe('per-controller clients', () => {
     assert.equal(c.burst, 30);
     assert.equal(c.host, base.host);
     assert.equal(base.userAgent, 'kcm-controller-manager/v0.1.0');
+  });
+});
+
+describe('per-controller event broadcasters', () => {
+  it("writes a controller's events through its own client, not the manager's, with its own recorder per component", async () => {
+    const clock = new FakeClock();
+    const shared = newFakeClient({ clock });
+    const own = newFakeClient({ clock });
+    const base = { client: shared, clock, recorder: () => assert.fail('the shared recorder') } as unknown as ControllerContext;
+    const { ctx, broadcaster } = controllerScope(base, own, newLogger('test'));
+    assert.equal(ctx.client, own);
+    ctx.recorder('replicaset-controller').event({ apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'web', namespace: 'ns', uid: 'u1' } }, 'Normal', 'SuccessfulCreate', 'Created pod: web-abcde');
+    await broadcaster.whenIdle();
+    assert.deepEqual(own.storedList<Event & KubeObject>(GVR.events, 'ns').map((e) => [e.reason, e.source?.component]), [['SuccessfulCreate', 'replicaset-controller']]);
+    assert.deepEqual(shared.storedList(GVR.events, 'ns'), []);
+    await broadcaster.shutdown();
   });
 });
 

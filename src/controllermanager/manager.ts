@@ -26,7 +26,7 @@ import type { ControllerContext, ControllerDescriptor, ControllerOptions } from 
 import type { Controller } from '../controller/types.js';
 import { newSharedInformerFactory, type SharedInformerFactory, type SharedInformerFactoryOptions } from '../tools/cache/factory.js';
 import { defaultIdentity, newLeaderElector, type LeaderElector } from '../tools/leaderelection/index.js';
-import { newEventBroadcaster } from '../tools/record/index.js';
+import { newEventBroadcaster, type EventBroadcaster } from '../tools/record/index.js';
 import { realClock, type Clock } from '../util/clock/clock.js';
 import { newLogger, type Logger } from '../util/log/logger.js';
 import { claimDebugQueues, debugQueueMark, debugQueueStates, debugRecentSyncs } from '../util/workqueue/debug.js';
@@ -324,9 +324,14 @@ class Manager implements ControllerManager {
       ...(this.cfg.borrowInformers ? { borrow: this.cfg.borrowInformers } : {}),
     });
     const broadcaster = newEventBroadcaster({ client, clock: this.clock, logger: this.log.child({}, 'events') });
+    const broadcasters = [broadcaster];
 
     // Each controller gets its own client, so its own QPS/burst budget, as kube-controller-manager's
-    // ClientBuilder.ClientOrDie(name) does (user agent "<agent>/<controller>"); informers and events share `client`.
+    // ClientBuilder.ClientOrDie(name) does (user agent "<agent>/<controller>"), and its own event broadcaster
+    // writing through that client, as each upstream controller's record.NewBroadcaster with
+    // StartRecordingToSink(kubeClient.CoreV1().Events("")): its events share its budget (a ReplicaSet controller
+    // creating pods at QPS 20 writes their SuccessfulCreate events as tokens allow) and have its own spam filter.
+    // The informers share `client`.
     const controllerClients: KubeClient[] = [];
     const controllerClient = (name: string): KubeClient => {
       const c = newKubeClient(controllerRestConfig(this.cfg.restConfig, name), { clock: this.clock, metricsRegistry: this.registry, logger: this.log.child({}, 'client') });
@@ -384,7 +389,9 @@ class Manager implements ControllerManager {
         continue;
       }
       try {
-        const { controller } = await createClaimingQueues(d.name, () => d.create({ ...ctx, client: controllerClient(d.name) }));
+        const scoped = controllerScope(ctx, controllerClient(d.name), this.log.child({}, 'events'));
+        broadcasters.push(scoped.broadcaster);
+        const { controller } = await createClaimingQueues(d.name, () => d.create(scoped.ctx));
         built.push({ descriptor: d, controller });
         this.built.push({ name: d.name, controller });
         this.checks.add({ name: d.name, check: () => (controller.healthy() ? undefined : new Error(`${d.name} is not healthy`)) });
@@ -428,11 +435,22 @@ class Manager implements ControllerManager {
     ]);
     timer?.stop();
     if (timedOut) this.log.warn({ timeoutMs }, 'controllers did not stop in time; continuing shutdown');
-    await Promise.race([Promise.all([informers.shutdown(), broadcaster.shutdown()]), this.clock.sleep(Math.min(timeoutMs, 2000))]).catch((err: unknown) =>
-      this.log.error(err, 'stopping informers and the event broadcaster'),
+    await Promise.race([Promise.all([informers.shutdown(), ...broadcasters.map((b) => b.shutdown())]), this.clock.sleep(Math.min(timeoutMs, 2000))]).catch((err: unknown) =>
+      this.log.error(err, 'stopping informers and the event broadcasters'),
     );
     await Promise.all(controllerClients.map((c) => c.close().catch((err: unknown) => this.log.error(err, 'closing a controller client'))));
   }
+}
+
+/**
+ * The context one controller is built with: its own client, and its own
+ * event broadcaster writing through that client (so its events share its
+ * QPS budget and have their own spam filter, as each upstream controller's).
+ * The caller shuts the broadcaster down.
+ */
+export function controllerScope(ctx: ControllerContext, client: ControllerContext['client'], logger: Logger): { ctx: ControllerContext; broadcaster: EventBroadcaster } {
+  const broadcaster = newEventBroadcaster({ client, clock: ctx.clock, logger });
+  return { ctx: { ...ctx, client, recorder: (component) => broadcaster.newRecorder({ component }) }, broadcaster };
 }
 
 /** The client configuration of one controller: the manager's, with `/<controller>` appended to the user agent (client-go's AddUserAgent). */
