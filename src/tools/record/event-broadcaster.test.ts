@@ -41,7 +41,7 @@ describe('event broadcaster', () => {
     await b.shutdown();
   });
 
-  it('drops events beyond maxQueued while the sink is busy, logging the first drop and then their count', async () => {
+  it('drops events beyond maxQueued while the sink is busy, logging the first drop and then their count at most every 10 s', async () => {
     const clock = new FakeClock();
     const fake = newFakeClient({ clock });
     let release!: () => void;
@@ -60,16 +60,20 @@ describe('event broadcaster', () => {
       assert.equal(drops.length, 1);
       assert.match(drops[0]!, /too many queued events \(2\)/);
       assert.match(drops[0]!, /object="ns\/p3"/);
-      assert.equal(lines.filter((l) => l.includes('dropped events while the queue was full')).length, 0);
+      const counts = () => lines.filter((l) => l.includes('dropped events: the queue was full'));
+      assert.equal(counts().length, 0);
       release();
       await b.whenIdle();
-      // The queue has room again: the next event is taken, and the count of the drops before it logged.
+      // The queue has room again, but within 10 s of the last report nothing more is logged.
       rec.event({ ...rs, metadata: { ...rs.metadata, name: 'p6', uid: 'u6' } }, 'Normal', 'Scheduled', 'assigned p6');
-      const counted = lines.filter((l) => l.includes('dropped events while the queue was full'));
-      assert.equal(counted.length, 1);
-      assert.match(counted[0]!, /dropped=3/);
+      assert.equal(counts().length, 0);
+      // Later, the next event logs the count of those not reported (p4 and p5).
+      await clock.advance(10_000);
+      rec.event({ ...rs, metadata: { ...rs.metadata, name: 'p7', uid: 'u7' } }, 'Normal', 'Scheduled', 'assigned p7');
+      assert.equal(counts().length, 1);
+      assert.match(counts()[0]!, /dropped=2/);
       await b.whenIdle();
-      assert.deepEqual(fake.storedList<Event & KubeObject>(GVR.events, 'ns').map((e) => e.involvedObject?.name).sort(), ['p0', 'p1', 'p2', 'p6']);
+      assert.deepEqual(fake.storedList<Event & KubeObject>(GVR.events, 'ns').map((e) => e.involvedObject?.name).sort(), ['p0', 'p1', 'p2', 'p6', 'p7']);
       await b.shutdown();
     } finally {
       setLogOutput(restore);

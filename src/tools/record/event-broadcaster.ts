@@ -22,6 +22,8 @@ import type { EventBroadcaster, EventRecorder, EventSource, EventTarget, EventTy
 import { deepCopy } from '../../util/json/deep-copy.js';
 
 export const MAX_QUEUED_EVENTS = 1000;
+/** Drops of a full queue are reported at most once per this long (see Broadcaster.reportDrops). */
+export const DROP_REPORT_INTERVAL_MS = 10_000;
 export const MAX_TRIES_PER_EVENT = 12;
 export const DEFAULT_SLEEP_DURATION_MS = 10_000;
 
@@ -73,8 +75,10 @@ class Broadcaster implements EventBroadcaster {
   private writer: Promise<void> | undefined;
   private lastNanos = 0n;
   private queueFull: Error | undefined;
-  /** Events dropped since the queue was last found full (see generate). */
+  /** Events dropped and not yet reported in the log (see reportDrops). */
   private dropped = 0;
+  /** When the last drop report was written. */
+  private dropReportAt: number | undefined;
   private idleWaiters: Array<() => void> = [];
 
   constructor(opts: EventBroadcasterOptions) {
@@ -160,21 +164,27 @@ class Broadcaster implements EventBroadcaster {
       return;
     }
     if (this.queue.length >= this.maxQueued) {
-      // One error for the first drop of a run of them, and one with their count once the queue takes events again:
-      // a scheduler binding faster than its events are written drops thousands, and an error line for each
+      // At most one error line per DROP_REPORT_INTERVAL_MS: the first drop with its event, later ones as a count.
+      // A scheduler binding faster than its events are written drops thousands, and an error line for each
       // (the controller side's stderr, a terminal under kcm up) cost more CPU than the events themselves.
-      if (this.dropped++ === 0) {
-        this.queueFull ??= new Error(`too many queued events (${this.maxQueued})`);
-        this.log.error(this.queueFull, { object: `${ref.namespace ?? ''}/${ref.name ?? ''}`, reason }, 'unable to record event, dropped it (further drops are counted until the queue has room)');
-      }
+      this.dropped++;
+      this.queueFull ??= new Error(`too many queued events (${this.maxQueued})`);
+      this.reportDrops({ object: `${ref.namespace ?? ''}/${ref.name ?? ''}`, reason });
       return;
     }
-    if (this.dropped > 0) {
-      this.log.error(this.queueFull, { dropped: this.dropped }, 'dropped events while the queue was full');
-      this.dropped = 0;
-    }
+    if (this.dropped > 0) this.reportDrops();
     this.queue.push(event);
     this.writer ??= this.drain();
+  }
+
+  /** Logs the drops not yet reported, unless a report was written less than DROP_REPORT_INTERVAL_MS ago. */
+  private reportDrops(dropping?: { object: string; reason: string }): void {
+    const now = this.clock.now();
+    if (this.dropReportAt !== undefined && now - this.dropReportAt < DROP_REPORT_INTERVAL_MS) return;
+    if (dropping && this.dropped === 1) this.log.error(this.queueFull, dropping, 'unable to record event, dropped it (further drops are counted)');
+    else this.log.error(this.queueFull, { dropped: this.dropped }, 'dropped events: the queue was full');
+    this.dropReportAt = now;
+    this.dropped = 0;
   }
 
   private async drain(): Promise<void> {
