@@ -358,11 +358,16 @@ function serveWebSocket(req: IncomingMessage, socket: Duplex, head: Buffer, opts
   });
   // the kubelet's "streams ready" signal
   send(opts.stdout ? CH_STDOUT : opts.stderr ? CH_STDERR : CH_ERROR, Buffer.alloc(0));
-  void runSafely(run, s).then((outcome) => {
-    const bytes = statusBytes(outcome, opts.command, jsonStatus);
-    if (bytes && !s.closed) send(CH_ERROR, bytes);
-    ws.close(1000, '');
-  });
+  // The command starts a turn of the event loop later, as a real exec starts after the ready signal: client-go's
+  // WebSocket executor before its readyChan fix read the connection while still making its streams, and dropped a
+  // message for a stream not made yet ("Unknown stream id"), so output written at once could be lost.
+  setImmediate(() =>
+    void runSafely(run, s).then((outcome) => {
+      const bytes = statusBytes(outcome, opts.command, jsonStatus);
+      if (bytes && !s.closed) send(CH_ERROR, bytes);
+      ws.close(1000, '');
+    }),
+  );
 }
 
 /** Sends `data` on a channel: binary [ch, ...data] or base64 text "<digit><base64>". */
