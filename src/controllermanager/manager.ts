@@ -323,8 +323,7 @@ class Manager implements ControllerManager {
       logger: this.log.child({}, 'informers'),
       ...(this.cfg.borrowInformers ? { borrow: this.cfg.borrowInformers } : {}),
     });
-    const broadcaster = newEventBroadcaster({ client, clock: this.clock, logger: this.log.child({}, 'events') });
-    const broadcasters = [broadcaster];
+    const broadcasters: EventBroadcaster[] = [];
 
     // Each controller gets its own client, so its own QPS/burst budget, as kube-controller-manager's
     // ClientBuilder.ClientOrDie(name) does (user agent "<agent>/<controller>"), and its own event broadcaster
@@ -338,13 +337,12 @@ class Manager implements ControllerManager {
       controllerClients.push(c);
       return withVersionFallbacks(c, fallbacks);
     };
-    const ctx: ControllerContext = {
-      client,
+    // What every controller shares; controllerScope adds its own client and recorder.
+    const ctx: SharedControllerContext = {
       discovery: client.discovery,
       informers,
       clock: this.clock,
       options: opts,
-      recorder: (component) => broadcaster.newRecorder({ component }),
       logger: (name) => newLogger(name),
       ...(this.cfg.cloud ? { cloud: this.cfg.cloud } : {}),
     };
@@ -442,13 +440,16 @@ class Manager implements ControllerManager {
   }
 }
 
+/** A ControllerContext without what is each controller's own (controllerScope). */
+export type SharedControllerContext = Omit<ControllerContext, 'client' | 'recorder'>;
+
 /**
  * The context one controller is built with: its own client, and its own
  * event broadcaster writing through that client (so its events share its
  * QPS budget and have their own spam filter, as each upstream controller's).
  * The caller shuts the broadcaster down.
  */
-export function controllerScope(ctx: ControllerContext, client: ControllerContext['client'], logger: Logger): { ctx: ControllerContext; broadcaster: EventBroadcaster } {
+export function controllerScope(ctx: SharedControllerContext, client: ControllerContext['client'], logger: Logger): { ctx: ControllerContext; broadcaster: EventBroadcaster } {
   const broadcaster = newEventBroadcaster({ client, clock: ctx.clock, logger });
   return { ctx: { ...ctx, client, recorder: (component) => broadcaster.newRecorder({ component }) }, broadcaster };
 }
