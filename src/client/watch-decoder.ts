@@ -18,22 +18,30 @@ export function newJsonStreamDecoder(): JsonStreamDecoder {
   let pos = 0;
   let start = -1;
   let depth = 0;
-  let inString = false;
-  let escaped = false;
+  /** Index in `buf` of the opening quote of the string being scanned, or -1. */
+  let stringAt = -1;
   return {
     push(chunk) {
       buf += typeof chunk === 'string' ? chunk : utf8.decode(chunk, { stream: true });
       const out: string[] = [];
-      for (; pos < buf.length; pos++) {
-        const c = buf.charCodeAt(pos);
-        if (inString) {
-          if (escaped) escaped = false;
-          else if (c === 0x5c /* \ */) escaped = true;
-          else if (c === 0x22 /* " */) inString = false;
+      while (pos < buf.length) {
+        if (stringAt >= 0) {
+          // Most of an object's text is inside strings: jump from quote to quote (natively), and a quote ends
+          // the string unless an odd number of backslashes precedes it.
+          const q = buf.indexOf('"', pos);
+          if (q < 0) {
+            pos = buf.length;
+            break;
+          }
+          let b = q - 1;
+          while (b > stringAt && buf.charCodeAt(b) === 0x5c /* \ */) b--;
+          pos = q + 1;
+          if ((q - 1 - b) % 2 === 0) stringAt = -1;
           continue;
         }
-        if (c === 0x22) {
-          inString = true;
+        const c = buf.charCodeAt(pos);
+        if (c === 0x22 /* " */) {
+          stringAt = pos;
         } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
           if (depth === 0) start = pos;
           depth++;
@@ -44,12 +52,14 @@ export function newJsonStreamDecoder(): JsonStreamDecoder {
             start = -1;
           }
         }
+        pos++;
       }
-      // Drop what has been consumed.
-      const keep = start >= 0 ? start : buf.length;
+      // Drop what has been consumed (keeping an unfinished object, or a string outside one, from its start).
+      const keep = start >= 0 ? start : stringAt >= 0 ? stringAt : buf.length;
       buf = buf.slice(keep);
       pos -= keep;
-      if (start >= 0) start = 0;
+      if (start >= 0) start -= keep;
+      if (stringAt >= 0) stringAt -= keep;
       return out;
     },
     pending() {

@@ -32,6 +32,33 @@ describe('JSON stream decoder', () => {
     assert.equal(d.pending(), true);
   });
 
+  it('finds the same events as JSON.stringify wrote them, for random strings full of quotes, backslashes and braces split anywhere', () => {
+    let seed = 7;
+    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) % n);
+    const alphabet = ['"', '\\', '{', '}', '[', ']', 'a', ' ', '\\"', '"\\', 'é', '\n', ','];
+    const str = () => Array.from({ length: rand(12) }, () => alphabet[rand(alphabet.length)]).join('');
+    const value = (d: number): unknown => {
+      const k = rand(d > 2 ? 2 : 5);
+      if (k === 0) return str();
+      if (k === 1) return rand(1000);
+      if (k === 2) return Array.from({ length: rand(4) }, () => value(d + 1));
+      return Object.fromEntries(Array.from({ length: rand(4) }, () => [str(), value(d + 1)]));
+    };
+    for (let round = 0; round < 200; round++) {
+      const events = Array.from({ length: 1 + rand(5) }, () => ({ type: 'MODIFIED', object: { [str()]: value(0), s: str() } }));
+      const bytes = Buffer.from(events.map((e) => JSON.stringify(e) + (rand(2) ? '\n' : '')).join(''));
+      const d = newJsonStreamDecoder();
+      const out: string[] = [];
+      for (let i = 0; i < bytes.length; ) {
+        const n = 1 + rand(40);
+        out.push(...d.push(bytes.subarray(i, i + n)));
+        i += n;
+      }
+      assert.deepEqual(out, events.map((e) => JSON.stringify(e)), `round ${round}`);
+      assert.equal(d.pending(), false);
+    }
+  });
+
   it('reports undecodable events as ERROR events', () => {
     const e = parseWatchEvent('{"type":"WHAT","object":{}}');
     assert.equal(e.type, 'ERROR');
