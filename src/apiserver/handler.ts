@@ -28,7 +28,7 @@ import { newApiMetrics, type ApiMetrics } from './metrics.js';
 import { newServiceAllocators, nthIp, type ServiceAllocators } from './ipalloc.js';
 import type { ServerAuth, ServerContext } from './context.js';
 import type { UserInfo } from './request-info.js';
-import { openApiOf, route, type HealthCheck } from './router.js';
+import { openApiOf, requestTargetOf, route, type HealthCheck } from './router.js';
 import { installCustomResources } from './crd/install.js';
 import { newAdmissionChain, type AdmissionPlugin, type ObjectLister, type ObjectReader } from './admission/admission.js';
 import { newLimitRanger } from './admission/limit-ranger.js';
@@ -55,7 +55,6 @@ import {
   type Authorizer,
 } from './authz/index.js';
 import { headerLists, impersonatedUser } from './authz/impersonation.js';
-import { parseRequestInfo, truthyParam } from './request-info.js';
 import { writeStatus } from './output.js';
 import { isAlreadyExists, StatusError } from '../client/errors.js';
 import { methodNotAllowed } from './status.js';
@@ -274,9 +273,7 @@ export async function createApiHandler(opts: ApiHandlerOptions): Promise<ApiHand
       route(server, () => checks, req, res, user);
       return;
     }
-    const url = new URL(req.url ?? '/', 'http://apiserver');
-    const method = (req.method ?? 'GET').toUpperCase();
-    const info = parseRequestInfo(method, url.pathname, truthyParam(url.searchParams.get('watch')));
+    const { url, method, info } = requestTargetOf(req);
     const attrs =
       info.kind === 'resource'
         ? // The subresource is the first segment after the name (`proxy` of `nodes/x/proxy/healthz`), as RequestInfoFactory.
@@ -311,9 +308,7 @@ export async function createApiHandler(opts: ApiHandlerOptions): Promise<ApiHand
 
   /** An upgrade request: authorized as any request, then spliced to its backend (UpgradeAwareHandler.tryUpgrade). */
   function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, user: UserInfo): void {
-    const url = new URL(req.url ?? '/', 'http://apiserver');
-    const method = (req.method ?? 'GET').toUpperCase();
-    const info = parseRequestInfo(method, url.pathname, truthyParam(url.searchParams.get('watch')));
+    const { url, info } = requestTargetOf(req);
     const sub = info.kind === 'resource' ? info.subresource.split('/')[0]! : '';
     const streaming =
       info.kind === 'resource' && info.group === '' && info.version === 'v1' && info.name !== '' &&

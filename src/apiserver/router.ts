@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ServerContext, RequestScope } from './context.js';
-import { parseRequestInfo, truthyParam, type UserInfo } from './request-info.js';
+import { parseRequestInfo, truthyParam, type RequestInfo, type UserInfo } from './request-info.js';
 import { negotiate, writeJson, writeProtobuf, writeRawJson, writeStatus, writeText } from './output.js';
 import { negotiateMedia, notAcceptableMessage } from './protobuf/negotiate.js';
 import { encodeKubernetesProtobuf } from './protobuf/envelope.js';
@@ -61,6 +61,30 @@ export function setOpenApiExtraSchemas(server: ServerContext, extra: () => Swagg
   openApiOf(server).invalidate();
 }
 
+/** A request's parsed URL, upper-case method and request info. */
+export interface RequestTarget {
+  url: URL;
+  method: string;
+  info: RequestInfo;
+}
+
+const targets = new WeakMap<IncomingMessage, RequestTarget & { raw: string | undefined; rawMethod: string | undefined }>();
+
+/**
+ * The request's target, parsed once per request: authorization and routing
+ * both need it (reparsed when the URL or method was changed in between).
+ */
+export function requestTargetOf(req: IncomingMessage): RequestTarget {
+  const t = targets.get(req);
+  if (t && t.raw === req.url && t.rawMethod === req.method) return t;
+  const url = new URL(req.url ?? '/', 'http://apiserver');
+  const method = (req.method ?? 'GET').toUpperCase();
+  const info = parseRequestInfo(method, url.pathname, truthyParam(url.searchParams.get('watch')));
+  const made = { url, method, info, raw: req.url, rawMethod: req.method };
+  targets.set(req, made);
+  return made;
+}
+
 /** Drops the cached OpenAPI documents of `server`; the next request rebuilds them. */
 export function invalidateOpenApi(server: ServerContext): void {
   openApiOf(server).invalidate();
@@ -84,9 +108,7 @@ export function route(server: ServerContext, checks: () => HealthCheck[], req: I
     else res.end();
     return;
   }
-  const url = new URL(req.url ?? '/', 'http://apiserver');
-  const method = (req.method ?? 'GET').toUpperCase();
-  const info = parseRequestInfo(method, url.pathname, truthyParam(url.searchParams.get('watch')));
+  const { url, method, info } = requestTargetOf(req);
   const labels = { verb: method, group: '', version: '', resource: '', subresource: '', scope: '', component: 'apiserver', code: '' };
   if (info.kind === 'resource') {
     Object.assign(labels, {

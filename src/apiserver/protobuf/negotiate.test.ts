@@ -64,4 +64,17 @@ describe('output media type negotiation', () => {
     assert.equal(notAcceptableMessage(false), 'only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf');
     assert.equal(notAcceptableMessage(true), 'only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch');
   });
+
+  it('remembers a choice per Accept header and target (frozen), and a 406 as a 406', () => {
+    const a = negotiateMedia(`${pb}, */*`, builtin);
+    assert.equal(negotiateMedia(`${pb}, */*`, builtin), a);
+    assert.ok(Object.isFrozen(a));
+    assert.equal(negotiateMedia(`${pb}, */*`, custom)?.encoding, 'json', 'the same header for another target is chosen afresh');
+    assert.equal(negotiateMedia(`${pb}, */*`, { ...builtin, stream: true })?.encoding, 'protobuf');
+    assert.equal(negotiateMedia(pb, custom), undefined);
+    assert.equal(negotiateMedia(pb, custom), undefined);
+    // More distinct headers than it keeps: answers stay right after it forgets.
+    for (let i = 0; i < 600; i++) assert.equal(negotiateMedia(`application/json;q=0.${i % 10}, text/x-${i}`, builtin)?.encoding, 'json');
+    assert.equal(negotiateMedia(`${pb}, */*`, builtin)?.encoding, 'protobuf');
+  });
 });

@@ -108,9 +108,27 @@ function accepts(c: AcceptClause, s: Serializer, t: NegotiationTarget): Renderin
   }
 }
 
-/** The negotiated output, or undefined for 406 Not Acceptable. */
+const plainJson: MediaChoice = Object.freeze({ rendering: 'object', encoding: 'json' });
+
+/** Choices made (frozen; null for 406) by Accept header and target: clients send the same few headers every time. */
+const choices = new Map<string, MediaChoice | null>();
+const MAX_CHOICES = 256;
+
+/** The negotiated output (frozen), or undefined for 406 Not Acceptable. */
 export function negotiateMedia(accept: string | undefined, t: NegotiationTarget): MediaChoice | undefined {
-  if (accept === undefined || accept === '') return { rendering: 'object', encoding: 'json' };
+  if (accept === undefined || accept === '') return plainJson;
+  const key = `${t.protobuf ? 1 : 0}${t.stream ? 1 : 0}${t.noTransform ? 1 : 0}${t.noTable ? 1 : 0}${accept}`;
+  let c = choices.get(key);
+  if (c === undefined) {
+    c = choose(accept, t) ?? null;
+    if (c) Object.freeze(c);
+    if (choices.size >= MAX_CHOICES) choices.clear();
+    choices.set(key, c);
+  }
+  return c ?? undefined;
+}
+
+function choose(accept: string, t: NegotiationTarget): MediaChoice | undefined {
   for (const c of parseAccept(accept)) {
     for (const s of serializers) {
       if (!matches(c, s)) continue;
