@@ -35,6 +35,7 @@ import { DelegatedAuthError, setUpDelegatedAuth, type DelegatedAuth, type Delega
 import { newHealthChecks, startServing, type ComponentServer, type HealthChecks } from './serving.js';
 
 const GARBAGE_COLLECTOR = 'garbage-collector-controller';
+const RESOURCE_QUOTA = 'resourcequota-controller';
 
 export interface LeaderElectionConfig {
   enabled: boolean;
@@ -350,8 +351,10 @@ class Manager implements ControllerManager {
     const built: { descriptor: ControllerDescriptor; controller: Controller }[] = [];
     this.built = [];
     const skipped: string[] = [];
-    // The garbage collector is built last: it shares the full informers the other controllers asked for.
-    const order = [...this.cfg.controllers].sort((a, b) => Number(a === GARBAGE_COLLECTOR) - Number(b === GARBAGE_COLLECTOR));
+    // The resource quota controller and the garbage collector are built last: their monitors share the full
+    // informers the other controllers asked for (sharedOrMetadataInformer).
+    const last = (n: string) => (n === GARBAGE_COLLECTOR ? 2 : n === RESOURCE_QUOTA ? 1 : 0);
+    const order = [...this.cfg.controllers].sort((a, b) => last(a) - last(b));
     for (const name of order) {
       if (signal.aborted) break;
       if (controllerEntry(name)?.cloudProvider && !this.cfg.cloud) {

@@ -12,6 +12,7 @@ import type { DiscoveryClient } from '../../client/discovery.js';
 import { objectFromDeleted } from '../../controller/keys.js';
 import type { Controller } from '../../controller/types.js';
 import type { ResourceEventHandlerRegistration, SharedIndexInformer } from '../../tools/cache/interfaces.js';
+import { sharedOrMetadataInformer } from '../../tools/cache/factory.js';
 import type { Logger } from '../../util/log/logger.js';
 import type { ControllerContext, ControllerDescriptor } from '../types.js';
 import { newCollector, type Collector } from './garbage-collector.js';
@@ -89,9 +90,7 @@ class GarbageCollector implements GarbageCollectorController {
     const key = gvrString(info.gvr);
     // A resource other controllers already watch in full (pods, ReplicaSets, ...) shares their informer, as
     // upstream's GC uses the typed informers: one watch and one cache instead of a second, metadata-only one.
-    const informer = this.ctx.informers.hasInformer(info.gvr)
-      ? (this.ctx.informers.forResource(info.gvr) as unknown as SharedIndexInformer<PartialObjectMetadata>)
-      : this.ctx.informers.forResourceMetadata(info.gvr);
+    const informer = sharedOrMetadataInformer(this.ctx.informers, info.gvr);
     const feed = (type: 'add' | 'update', obj: PartialObjectMetadata, old?: PartialObjectMetadata) => {
       if (!obj.metadata?.uid) return;
       this.collector.processGraphEvent({ type, object: observed(info, obj), old: old ? observed(info, old) : undefined });

@@ -96,6 +96,21 @@ describe('resource quota controller', () => {
     await run;
   });
 
+  it("counts a discovered resource through another controller's full informer instead of a second, metadata-only watch", async () => {
+    const { t, c } = await setup((t) => {
+      t.ctx.informers.replicaSets(); // as the ReplicaSet controller, built before this one
+      t.fake.seed(GVR.resourceQuotas, quota({ 'count/replicasets.apps': '5' }));
+    });
+    await c.resyncMonitors(t.stop.signal);
+    t.ctx.informers.start(t.stop.signal);
+    await until(() => t.fake.actions().some((a) => a.verb === 'list' && a.resource === 'widgets'), 'monitors listing');
+    const lists = t.fake.actions().filter((a) => a.verb === 'list');
+    assert.ok(!lists.some((a) => a.resource === 'replicasets' && a.metadataOnly), 'no metadata-only replica set list');
+    assert.ok(lists.some((a) => a.resource === 'replicasets' && !a.metadataOnly), 'replica sets listed in full once');
+    assert.ok(lists.some((a) => a.resource === 'widgets' && a.metadataOnly), 'resources no one else watches stay metadata-only');
+    await t.close();
+  });
+
   it('captures the life of a replica set in count/replicasets.apps (0, 1, 0), from discovery', async () => {
     const { t, c } = await setup((t) => {
       t.fake.seed(GVR.resourceQuotas, quota({ 'count/replicasets.apps': '5', resourcequotas: '1' }));

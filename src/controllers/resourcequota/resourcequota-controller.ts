@@ -34,7 +34,7 @@ import { isNotFound } from '../../client/errors.js';
 import { newQueueWorker, waitForCacheSync, type QueueWorker } from '../../controller/base-controller.js';
 import { keyFunc, objectFromDeleted } from '../../controller/keys.js';
 import type { Controller } from '../../controller/types.js';
-import type { Kube } from '../../tools/cache/factory.js';
+import { sharedOrMetadataInformer, type Kube } from '../../tools/cache/factory.js';
 import type { DeletedFinalStateUnknown, ResourceEventHandlerRegistration, SharedIndexInformer } from '../../tools/cache/interfaces.js';
 import { newLister } from '../../tools/cache/listers.js';
 import type { Logger } from '../../util/log/logger.js';
@@ -143,9 +143,13 @@ class QuotaController implements ResourceQuotaController {
     return [...this.informers.keys(), ...this.monitors.keys()].sort();
   }
 
-  /** Counts a discovered resource from a metadata informer: its objects' count never changes on update. */
+  /**
+   * Counts a discovered resource (its objects' count never changes on update) from the informer other
+   * controllers watch it with, else a metadata-only one: one watch per resource, as upstream's QuotaMonitor
+   * shares the typed informers.
+   */
   private addMonitor(gvr: GroupVersionResource): void {
-    const informer = this.ctx.informers.forResourceMetadata(gvr) as unknown as SharedIndexInformer<KubeObject>;
+    const informer = sharedOrMetadataInformer(this.ctx.informers, gvr) as unknown as SharedIndexInformer<KubeObject>;
     const reg = informer.addEventHandler({
       onAdd: (obj) => this.replenish(gvr.group, gvr.resource, obj),
       onDelete: (obj) => this.replenish(gvr.group, gvr.resource, obj),

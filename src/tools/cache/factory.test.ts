@@ -5,7 +5,7 @@ import { GVR, gvrString } from '../../api/gvr.js';
 import type { Client, ResourceInterface } from '../../client/interfaces.js';
 import { FakeClock } from '../../util/clock/clock.js';
 import { setLogOutput } from '../../util/log/logger.js';
-import { newSharedInformerFactory, stripManagedFields } from './factory.js';
+import { newSharedInformerFactory, sharedOrMetadataInformer, stripManagedFields } from './factory.js';
 import { NAMESPACE_INDEX } from './store.js';
 import { newFakeListerWatcher } from './testing/fake-lister-watcher.js';
 import type { FakeListerWatcher } from './testing/fake-lister-watcher.js';
@@ -79,6 +79,19 @@ describe('shared informer factory', () => {
     assert.notEqual(f.deployments(), pods);
     assert.notEqual(f.forResourceMetadata(GVR.pods), pods);
     assert.equal(f.forResourceMetadata(GVR.pods), f.forResourceMetadata(GVR.pods));
+  });
+
+  it("gives identity-only watchers the full informer another controller asked for, also through a version fallback, else a metadata one", () => {
+    const { client } = fakeClient();
+    const f = newSharedInformerFactory(client, { clock: new FakeClock() });
+    assert.equal(sharedOrMetadataInformer(f, GVR.configMaps), f.forResourceMetadata(GVR.configMaps), 'no one asked for configmaps');
+    const deployments = f.deployments();
+    assert.equal(sharedOrMetadataInformer(f, GVR.deployments), deployments);
+    // A 1.20 server's discovery names batch/v1beta1 CronJobs, which the CronJob controller watches as batch/v1.
+    const older = { group: 'batch', version: 'v1beta1', resource: 'cronjobs' };
+    assert.equal(sharedOrMetadataInformer(f, older), f.forResourceMetadata(older), 'before anyone asked for CronJobs');
+    const cronJobs = f.forResource({ group: 'batch', version: 'v1', resource: 'cronjobs' });
+    assert.equal(sharedOrMetadataInformer(f, older), cronJobs);
   });
 
   it('has an accessor for every built-in resource', () => {

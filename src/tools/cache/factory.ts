@@ -16,6 +16,7 @@ import { setMaxListeners } from 'node:events';
 import type { GroupVersionResource, KubeObject, PartialObjectMetadata } from '../../api/types.js';
 import { GVR, gvrString } from '../../api/gvr.js';
 import type { Client, ListOptions, WatchOptions } from '../../client/interfaces.js';
+import { knownVersionFallbacks } from '../../client/version-fallback.js';
 import type { Clock } from '../../util/clock/clock.js';
 import { realClock } from '../../util/clock/clock.js';
 import type { Logger } from '../../util/log/logger.js';
@@ -282,6 +283,24 @@ class Factory {
 }
 
 /** A factory of shared informers over `client`. */
+/**
+ * The informer a controller that needs only objects' identity and metadata
+ * uses (the garbage collector's and resource quota's monitors): the full one
+ * when another controller asked for it, else the metadata-only one, so that
+ * each resource has one watch, as upstream's InformerFactory.ForResource
+ * shares the typed informers. Callers built after every other controller get
+ * the full informer wherever one exists.
+ */
+export function sharedOrMetadataInformer(f: SharedInformerFactory, gvr: GroupVersionResource): SharedIndexInformer<PartialObjectMetadata> {
+  // A 1.20 server serves some resources only in their older version (batch/v1beta1 CronJobs, ...), which discovery
+  // names and the controllers watch as the current one through withVersionFallbacks.
+  const current = currentVersionOf.get(gvrString(gvr));
+  const full = f.hasInformer(gvr) ? gvr : current && f.hasInformer(current) ? current : undefined;
+  return full ? (f.forResource(full) as unknown as SharedIndexInformer<PartialObjectMetadata>) : f.forResourceMetadata(gvr);
+}
+
+const currentVersionOf = new Map(knownVersionFallbacks().map((v) => [gvrString(v.older), v.current]));
+
 export function newSharedInformerFactory(client: Client, opts: SharedInformerFactoryOptions = {}): SharedInformerFactory {
   const f = new Factory(client, opts);
   const api = {
