@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { API_SERVER_BOUNDED_GROWTH_FROM_MB, API_SERVER_HEAP_GROWING_PERCENT, apiServerHeapGrowingPercent, boundsApiServerHeap, CONTROLLER_SIDE_SEMI_SPACE_MB, CONTROLLER_SIDE_YOUNG_GENERATION_MB, controllerSideExecArgv } from './v8-flags.js';
+import { API_SERVER_BOUNDED_GROWTH_FROM_MB, API_SERVER_OWN_GROWTH_BELOW_MB, API_SERVER_HEAP_GROWING_PERCENT, apiServerHeapGrowingPercent, boundsApiServerHeap, CONTROLLER_SIDE_SEMI_SPACE_MB, CONTROLLER_SIDE_YOUNG_GENERATION_MB, controllerSideExecArgv } from './v8-flags.js';
 
 describe('controller side V8 flags', () => {
   it("adds the semi-space size to the parent's flags, drops --inspect, and keeps a size the user gave", () => {
@@ -31,7 +31,9 @@ describe('API server V8 flags', () => {
     assert.equal(boundsApiServerHeap(['--heap_growing_percent=50']), false);
     const mb = 2 ** 20;
     assert.equal(apiServerHeapGrowingPercent(40 * mb), 0, "V8's own growth");
-    assert.equal(apiServerHeapGrowingPercent(API_SERVER_BOUNDED_GROWTH_FROM_MB * mb - 1), 0);
+    assert.equal(apiServerHeapGrowingPercent(API_SERVER_OWN_GROWTH_BELOW_MB * mb - 1), 0);
+    assert.equal(apiServerHeapGrowingPercent(API_SERVER_OWN_GROWTH_BELOW_MB * mb), 50);
+    assert.equal(apiServerHeapGrowingPercent(API_SERVER_BOUNDED_GROWTH_FROM_MB * mb - 1), 50);
     assert.equal(apiServerHeapGrowingPercent(API_SERVER_BOUNDED_GROWTH_FROM_MB * mb), API_SERVER_HEAP_GROWING_PERCENT);
     assert.equal(apiServerHeapGrowingPercent(400 * mb), API_SERVER_HEAP_GROWING_PERCENT);
   });
