@@ -105,8 +105,11 @@ describe('storage with kubectl', { skip: onRealCluster ? 'kcm up only' : undefin
       return c.status?.capacity?.storage === '3Gi' && !(c.status.conditions ?? []).length ? true : undefined;
     }, 30_000, 'claim expanded');
     assert.equal((await getJson<Volume>(['pv', pvName])).spec.capacity.storage, '3Gi');
-    // Events are recorded asynchronously by each component (the expand controller's ExternalExpanding can land after the resizer's): poll.
-    const expansion = ['ExternalExpanding', 'Resizing', 'FileSystemResizeRequired', 'FileSystemResizeSuccessful'];
+    // Events are recorded asynchronously by each component: poll. The expand controller's ExternalExpanding is not
+    // among them: it records it only when it sees the claim still to be expanded, and kcm's resizer (like an external
+    // resizer for a CSI volume, which does not wait for that controller) can finish first under load; the controller's
+    // unit tests cover the event.
+    const expansion = ['Resizing', 'FileSystemResizeRequired', 'FileSystemResizeSuccessful'];
     let after: string[] = [];
     await waitFor(async () => {
       after = await eventReasons('manual');
