@@ -282,7 +282,6 @@ class Factory {
   }
 }
 
-/** A factory of shared informers over `client`. */
 /**
  * The informer a controller that needs only objects' identity and metadata
  * uses (the garbage collector's and resource quota's monitors): the full one
@@ -301,6 +300,7 @@ export function sharedOrMetadataInformer(f: SharedInformerFactory, gvr: GroupVer
 
 const currentVersionOf = new Map(knownVersionFallbacks().map((v) => [gvrString(v.older), v.current]));
 
+/** A factory of shared informers over `client`. */
 export function newSharedInformerFactory(client: Client, opts: SharedInformerFactoryOptions = {}): SharedInformerFactory {
   const f = new Factory(client, opts);
   const api = {
