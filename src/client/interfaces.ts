@@ -22,6 +22,12 @@ export interface WatchOptions {
   allowWatchBookmarks?: boolean;
   timeoutSeconds?: number;
   sendInitialEvents?: boolean;
+  /**
+   * Client side, not sent: the events' objects come without
+   * metadata.managedFields, cut from the text before it is parsed (informers
+   * that drop managedFields anyway ask for this).
+   */
+  dropManagedFields?: boolean;
 }
 
 export interface GetOptions {
@@ -82,6 +88,8 @@ export interface ResourceInterface<T extends KubeObject = KubeObject> {
   /** With `discardResult`, resolves once written without decoding the server's response (for callers that do not read it: undefined from the REST client). */
   patch(name: string, type: PatchType, patch: unknown, opts: PatchOptions & { subresource?: string; discardResult: true }): Promise<unknown>;
   patch(name: string, type: PatchType, patch: unknown, opts?: PatchOptions & { subresource?: string }): Promise<T>;
+  /** With `discardResult`, resolves once deleted without decoding the server's answer (a failure still rejects with its Status). */
+  delete(name: string, opts: DeleteOptions & { discardResult: true }): Promise<unknown>;
   /** Returns the object when it lingers (finalizers, graceful deletion), else the server's Status. */
   delete(name: string, opts?: DeleteOptions): Promise<T | Status>;
   deleteCollection(opts?: DeleteOptions, listOpts?: ListOptions): Promise<KubeList<T> | Status>;

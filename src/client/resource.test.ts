@@ -75,6 +75,13 @@ describe('ResourceInterface verbs', () => {
     });
     assert.equal(deleted.metadata?.name, 'a');
     await assert.rejects(cms.get('a'), isNotFound);
+
+    // discardResult: nothing decoded, nothing client-side sent, failures still reject with their Status.
+    await cms.create({ metadata: { name: 'b' } });
+    assert.equal(await cms.delete('b', { propagationPolicy: 'Background', discardResult: true }), undefined);
+    assert.deepEqual(JSON.parse(last().body), { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Background' });
+    await assert.rejects(cms.get('b'), isNotFound);
+    await assert.rejects(cms.delete('b', { discardResult: true }), isNotFound);
   });
 
   it('uses the object namespace when the client is not scoped', async () => {

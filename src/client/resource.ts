@@ -210,6 +210,7 @@ class ResourceClient<T extends KubeObject> implements ResourceInterface<T> {
       clock: this.opts.clock,
       timeoutMs: opts?.timeoutSeconds ? opts.timeoutSeconds * 1000 : undefined,
       transform: this.opts.metadataOnly ? toPartialObjectMetadata : undefined,
+      dropManagedFields: opts?.dropManagedFields,
       signal,
       description: this.path(),
     });
@@ -250,13 +251,14 @@ class ResourceClient<T extends KubeObject> implements ResourceInterface<T> {
     return opts?.discardResult ? (r as T) : this.one(r);
   }
 
-  async delete(name: string, opts?: DeleteOptions): Promise<T | Status> {
+  async delete(name: string, opts?: DeleteOptions & { discardResult?: boolean }): Promise<T | Status> {
     const r = await this.rest.request<T | Status>('DELETE', this.path(name), {
       body: deleteOptionsBody(opts),
       accept: this.opts.metadataOnly ? ACCEPT_PARTIAL_METADATA : undefined,
       target: this.target(name),
+      ...(opts?.discardResult ? { responseType: 'none' as const } : {}),
     });
-    return this.one(r);
+    return opts?.discardResult ? r : this.one(r);
   }
 
   async deleteCollection(opts?: DeleteOptions, listOpts?: ListOptions): Promise<KubeList<T> | Status> {

@@ -59,6 +59,70 @@ describe('JSON stream decoder', () => {
     }
   });
 
+  it('cuts object.metadata.managedFields out of events, and nothing else, for random events split anywhere', () => {
+    let seed = 11;
+    // The high bits of the generator: its low ones repeat with short periods.
+    const rand = (n: number) => Math.floor(((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) * n);
+    const pick = <T>(xs: T[]): T => xs[rand(xs.length)]!;
+    const tricky = ['managedFields', ',"managedFields":[', '\\', '"', '{"metadata":{', ']', 'x'];
+    const managedFields = () =>
+      Array.from({ length: rand(3) }, () => ({
+        manager: pick(tricky),
+        operation: 'Update',
+        fieldsType: 'FieldsV1',
+        fieldsV1: { 'f:metadata': { 'f:labels': { '.': {}, [`f:${pick(tricky)}`]: {} } }, 'f:spec': { 'k:{"port":80}': { '.': {} } } },
+      }));
+    /** An object of shuffled members, one of them maybe managedFields (first, later, an array or null). */
+    const shuffled = (members: [string, unknown][]) => {
+      for (let i = members.length - 1; i > 0; i--) {
+        const j = rand(i + 1);
+        [members[i], members[j]] = [members[j]!, members[i]!];
+      }
+      return Object.fromEntries(members);
+    };
+    const metadata = (): Record<string, unknown> => {
+      const m: [string, unknown][] = [['name', pick(tricky)], ['labels', shuffled([['managedFields', pick(tricky)], ['app', 'web'], [pick(tricky), 'v']])], ['annotations', { a: JSON.stringify({ metadata: { managedFields: [1] } }) }]];
+      const k = rand(5);
+      if (k < 3) m.push(['managedFields', managedFields()]);
+      else if (k === 3) m.push(['managedFields', null]);
+      return shuffled(m);
+    };
+    const event = (): Record<string, unknown> => {
+      const k = rand(6);
+      if (k === 0) return { type: 'ERROR', object: { kind: 'Status', metadata: {}, details: { managedFields: [1] } } };
+      if (k === 1) return { type: 'BOOKMARK', object: { metadata: { resourceVersion: '5', managedFields: [] } } };
+      const object = shuffled([['kind', 'Pod'], ['metadata', metadata()], ['spec', { managedFields: managedFields(), metadata: metadata() }], ['data', { managedFields: pick(tricky) }]]);
+      return shuffled([['type', pick(['ADDED', 'MODIFIED', 'DELETED'])], ['object', object], ['extra', { metadata: metadata() }]]);
+    };
+    /** What a cut gives: the member gone when it was an array and not metadata's first member. */
+    const expected = (e: Record<string, unknown>) => {
+      const meta = (e.object as { metadata?: Record<string, unknown> }).metadata;
+      if (!meta || !Array.isArray(meta.managedFields) || Object.keys(meta)[0] === 'managedFields') return e;
+      const { managedFields: _, ...rest } = meta;
+      return { ...e, object: { ...(e.object as object), metadata: rest } };
+    };
+    let cut = 0;
+    for (let round = 0; round < 300; round++) {
+      const events = Array.from({ length: 1 + rand(4) }, event);
+      const bytes = Buffer.from(events.map((e) => JSON.stringify(e) + (rand(2) ? '\n' : '')).join(''));
+      const d = newJsonStreamDecoder({ dropManagedFields: true });
+      const plain = newJsonStreamDecoder();
+      const out: string[] = [];
+      const plainOut: string[] = [];
+      for (let i = 0; i < bytes.length; ) {
+        const n = 1 + rand(60);
+        out.push(...d.push(bytes.subarray(i, i + n)));
+        plainOut.push(...plain.push(bytes.subarray(i, i + n)));
+        i += n;
+      }
+      assert.deepEqual(plainOut, events.map((e) => JSON.stringify(e)), `round ${round}: without the option, the text as written`);
+      assert.deepEqual(out.map((t) => JSON.parse(t) as unknown), events.map(expected), `round ${round}`);
+      for (let i = 0; i < events.length; i++) if (expected(events[i]!) !== events[i]) cut++;
+      assert.equal(d.pending(), false);
+    }
+    assert.ok(cut > 150, `only ${cut} events had something to cut`);
+  });
+
   it('reports undecodable events as ERROR events', () => {
     const e = parseWatchEvent('{"type":"WHAT","object":{}}');
     assert.equal(e.type, 'ERROR');

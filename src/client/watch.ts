@@ -17,6 +17,8 @@ export interface StreamWatchOptions {
   timeoutMs?: number;
   /** Applied to objects of ADDED, MODIFIED and DELETED events. */
   transform?: (obj: KubeObject) => KubeObject;
+  /** Cut each object's metadata.managedFields out of the event's text before it is parsed. */
+  dropManagedFields?: boolean;
   /** Aborting it stops the watch, as stop() does. */
   signal?: AbortSignal;
   /** What is watched, for error messages. */
@@ -62,7 +64,7 @@ export function newStreamWatch<T extends KubeObject>(res: StreamResponse, opts: 
   else opts.signal?.addEventListener('abort', onAbort, { once: true });
   if (opts.timeoutMs !== undefined && opts.timeoutMs > 0) timer = opts.clock.setTimer(stop, opts.timeoutMs);
   async function* events(): AsyncGenerator<WatchEvent<T>> {
-    const decoder = newJsonStreamDecoder();
+    const decoder = newJsonStreamDecoder({ dropManagedFields: opts.dropManagedFields });
     try {
       for await (const chunk of res.body) {
         for (const text of decoder.push(chunk)) {

@@ -134,7 +134,7 @@ class RealPodControl implements PodControl {
   async deletePod(namespace: string, name: string, object: KubeObject): Promise<void> {
     this.log.v(2).info({ controller: object.metadata?.name, pod: `${namespace}/${name}` }, 'deleting pod');
     try {
-      await this.pods(namespace).delete(name);
+      await this.pods(namespace).delete(name, { discardResult: true });
     } catch (err) {
       if (isNotFound(err)) {
         this.log.v(4).info({ pod: `${namespace}/${name}` }, 'pod has already been deleted');

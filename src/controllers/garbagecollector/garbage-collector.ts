@@ -299,7 +299,7 @@ class CollectorImpl implements Collector {
     const ri = this.resourceClient(id);
     const rv = latest.metadata.resourceVersion;
     try {
-      await ri.delete(id.name, { propagationPolicy: policy, preconditions: { uid: id.uid, ...(rv ? { resourceVersion: rv } : {}) } });
+      await ri.delete(id.name, { propagationPolicy: policy, preconditions: { uid: id.uid, ...(rv ? { resourceVersion: rv } : {}) }, discardResult: true });
       return;
     } catch (err) {
       if (isNotFound(err)) return;
@@ -311,7 +311,7 @@ class CollectorImpl implements Collector {
       throw new Error(`owner references of ${identityString(id)} changed since they were checked; will re-check`);
     }
     try {
-      await ri.delete(id.name, { propagationPolicy: policy, preconditions: { uid: id.uid } });
+      await ri.delete(id.name, { propagationPolicy: policy, preconditions: { uid: id.uid }, discardResult: true });
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }

@@ -208,7 +208,7 @@ class PodGC implements PodGCController {
         }
         await ri.patch(name, 'strategic', { metadata: { uid: p.metadata?.uid }, status }, { subresource: 'status' });
       }
-      await ri.delete(name, { gracePeriodSeconds: 0 });
+      await ri.delete(name, { gracePeriodSeconds: 0, discardResult: true });
       return true;
     } catch (err) {
       if (!isNotFound(err)) this.log.error(err, { pod: `${ns}/${name}` }, 'failed to delete pod');

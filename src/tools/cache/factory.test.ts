@@ -118,6 +118,8 @@ describe('shared informer factory', () => {
     assert.deepEqual(cached.spec, { x: 1 });
     assert.ok(podA.metadata?.managedFields, 'the input object is not mutated');
     assert.deepEqual(pods.getIndexer().indexKeys(NAMESPACE_INDEX, 'ns'), ['ns/a']);
+    await lwFor(gvrString(GVR.pods)).until(() => lwFor(gvrString(GVR.pods)).watchCalls.length > 0);
+    assert.equal(lwFor(gvrString(GVR.pods)).watchCalls[0]!.dropManagedFields, true, 'the watch cuts managedFields before parsing');
 
     const nodes = f.nodes();
     f.start(ac.signal);
@@ -128,6 +130,21 @@ describe('shared informer factory', () => {
     assert.equal(pods.isStopped(), true);
     assert.equal(nodes.isStopped(), true);
     assert.equal(ac.signal.aborted, false);
+  });
+
+  it('keeps managedFields in the watch text for a transform of its own', async () => {
+    const clock = new FakeClock();
+    const { client, lwFor } = fakeClient({ [gvrString(GVR.pods)]: [podA] });
+    const f = newSharedInformerFactory(client, { clock, transform: (o) => o });
+    const pods = f.pods();
+    const ac = new AbortController();
+    f.start(ac.signal);
+    const lw = lwFor(gvrString(GVR.pods));
+    await lw.until(() => pods.hasSynced() && lw.watchCalls.length > 0);
+    assert.equal(lw.watchCalls[0]!.dropManagedFields, undefined);
+    assert.deepEqual(pods.getStore().getByKey('ns/a')!.metadata?.managedFields, podA.metadata?.managedFields);
+    ac.abort();
+    await f.shutdown();
   });
 
   it('scopes informers to the namespace option and uses the metadata client for metadata informers', async () => {

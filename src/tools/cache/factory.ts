@@ -15,7 +15,7 @@
 import { setMaxListeners } from 'node:events';
 import type { GroupVersionResource, KubeObject, PartialObjectMetadata } from '../../api/types.js';
 import { GVR, gvrString } from '../../api/gvr.js';
-import type { Client, ListOptions, WatchOptions } from '../../client/interfaces.js';
+import type { Client, ListOptions, ResourceInterface, WatchOptions } from '../../client/interfaces.js';
 import { knownVersionFallbacks } from '../../client/version-fallback.js';
 import type { Clock } from '../../util/clock/clock.js';
 import { realClock } from '../../util/clock/clock.js';
@@ -196,7 +196,7 @@ class Factory {
     return this.informerFor<T>(name, (client, resyncMs) => {
       let ri = client.resource<T>(gvr);
       if (this.opts.namespace) ri = ri.namespace(this.opts.namespace);
-      return this.newInformer<T>(name, listWatchFromClient(ri, { tweak: this.opts.tweakListOptions }), resyncMs);
+      return this.newInformer<T>(name, this.listWatch(ri), resyncMs);
     });
   }
 
@@ -209,7 +209,7 @@ class Factory {
     return this.informerFor<PartialObjectMetadata>(name, (client, resyncMs) => {
       let ri = client.metadata(gvr);
       if (this.opts.namespace) ri = ri.namespace(this.opts.namespace);
-      return this.newInformer(name, listWatchFromClient(ri, { tweak: this.opts.tweakListOptions }), resyncMs);
+      return this.newInformer(name, this.listWatch(ri), resyncMs);
     });
   }
 
@@ -267,6 +267,11 @@ class Factory {
     this.shuttingDown = true;
     this.stop.abort();
     await Promise.all(this.running.values());
+  }
+
+  /** Informers with the default transform (stripManagedFields) have managedFields cut before their events are parsed. */
+  private listWatch<T extends KubeObject>(ri: ResourceInterface<T>) {
+    return listWatchFromClient(ri, { tweak: this.opts.tweakListOptions, dropManagedFields: this.opts.transform === undefined });
   }
 
   private newInformer<T extends KubeObject>(name: string, lw: ReturnType<typeof listWatchFromClient<T>>, resyncMs: number): SharedIndexInformer<T> {

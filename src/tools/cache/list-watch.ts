@@ -11,6 +11,8 @@ export interface ListWatchOptions {
   fieldSelector?: string;
   /** Adjusts every list and watch request (after the selectors were set). */
   tweak?(opts: ListOptions | WatchOptions): void;
+  /** Watch events' objects come without metadata.managedFields (WatchOptions.dropManagedFields). */
+  dropManagedFields?: boolean;
 }
 
 /** Lists and watches `ri` (already scoped to a namespace when wanted). */
@@ -30,7 +32,9 @@ export function listWatchFromClient<T extends KubeObject>(
       return ri.list(withSelectors(o));
     },
     watch(o: WatchOptions, signal: AbortSignal): Promise<Watch<T>> {
-      return ri.watch(withSelectors(o), signal);
+      const w = withSelectors(o);
+      if (opts.dropManagedFields) w.dropManagedFields = true;
+      return ri.watch(w, signal);
     },
   };
 }
