@@ -2,7 +2,8 @@
  * client-go's REST client metrics, under the names users already graph.
  * Metrics are registered once per Registry and shared by every client using it.
  */
-import { Counter, Histogram, register as defaultRegistry, type Registry } from 'prom-client';
+import { register as defaultRegistry, type Registry } from 'prom-client';
+import { LabeledCounter, LabeledHistogram, registeredOr } from '../util/metrics/labeled.js';
 
 /** client-go's request latency buckets (seconds). */
 export const REQUEST_LATENCY_BUCKETS = [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60];
@@ -16,14 +17,11 @@ export interface RestClientMetrics {
 
 const cache = new WeakMap<Registry, RestClientMetrics>();
 
-function counter(registry: Registry, name: string, help: string, labelNames: string[]): Counter<string> {
-  return (registry.getSingleMetric(name) as Counter<string> | undefined) ?? new Counter({ name, help, labelNames, registers: [registry] });
+function counter(registry: Registry, name: string, help: string, labelNames: string[]): LabeledCounter {
+  return registeredOr(registry, name, LabeledCounter, () => new LabeledCounter({ name, help, labelNames, registers: [registry] }));
 }
-function histogram(registry: Registry, name: string, help: string, labelNames: string[]): Histogram<string> {
-  return (
-    (registry.getSingleMetric(name) as Histogram<string> | undefined) ??
-    new Histogram({ name, help, labelNames, buckets: REQUEST_LATENCY_BUCKETS, registers: [registry] })
-  );
+function histogram(registry: Registry, name: string, help: string, labelNames: string[]): LabeledHistogram {
+  return registeredOr(registry, name, LabeledHistogram, () => new LabeledHistogram({ name, help, labelNames, buckets: REQUEST_LATENCY_BUCKETS, registers: [registry] }));
 }
 
 export function restClientMetrics(registry: Registry = defaultRegistry): RestClientMetrics {
@@ -33,9 +31,9 @@ export function restClientMetrics(registry: Registry = defaultRegistry): RestCli
   const latency = histogram(registry, 'rest_client_request_duration_seconds', 'Request latency in seconds. Broken down by verb, and host.', ['verb', 'host']);
   const limiter = histogram(registry, 'rest_client_rate_limiter_duration_seconds', 'Client side rate limiter latency in seconds. Broken down by verb, and host.', ['verb', 'host']);
   const m: RestClientMetrics = {
-    requestResult: (code, method, host) => requests.inc({ code, method, host }),
-    requestLatency: (verb, host, s) => latency.observe({ verb, host }, s),
-    rateLimiterLatency: (verb, host, s) => limiter.observe({ verb, host }, s),
+    requestResult: (code, method, host) => requests.with(code, method, host).inc(),
+    requestLatency: (verb, host, s) => latency.with(verb, host).observe(s),
+    rateLimiterLatency: (verb, host, s) => limiter.with(verb, host).observe(s),
   };
   cache.set(registry, m);
   return m;

@@ -4,7 +4,8 @@
  * when it has a name and its provider is not the no-op provider.
  */
 
-import { Counter, Gauge, Histogram, register as defaultRegistry, type Registry } from 'prom-client';
+import { register as defaultRegistry, type Registry } from 'prom-client';
+import { LabeledCounter, LabeledGauge, LabeledHistogram, registeredOr } from '../metrics/labeled.js';
 import type { Clock } from '../clock/clock.js';
 
 export interface GaugeMetric {
@@ -159,26 +160,20 @@ export function newRetryMetric(provider: WorkqueueMetricsProvider, name: string 
 /** client-go's ExponentialBuckets(10e-7, 10, 10): 1e-6 s .. 1e3 s. */
 export const WORKQUEUE_DURATION_BUCKETS: readonly number[] = Array.from({ length: 10 }, (_, i) => Number((1e-6 * 10 ** i).toPrecision(1)));
 
-function gauge(registry: Registry, name: string, help: string): Gauge<'name'> {
-  const existing = registry.getSingleMetric(name);
-  if (existing) return existing as Gauge<'name'>;
-  return new Gauge({ name, help, labelNames: ['name'], registers: [registry] });
+function gauge(registry: Registry, name: string, help: string): LabeledGauge {
+  return registeredOr(registry, name, LabeledGauge, () => new LabeledGauge({ name, help, labelNames: ['name'], registers: [registry] }));
 }
 
-function counter(registry: Registry, name: string, help: string): Counter<'name'> {
-  const existing = registry.getSingleMetric(name);
-  if (existing) return existing as Counter<'name'>;
-  return new Counter({ name, help, labelNames: ['name'], registers: [registry] });
+function counter(registry: Registry, name: string, help: string): LabeledCounter {
+  return registeredOr(registry, name, LabeledCounter, () => new LabeledCounter({ name, help, labelNames: ['name'], registers: [registry] }));
 }
 
-function histogram(registry: Registry, name: string, help: string): Histogram<'name'> {
-  const existing = registry.getSingleMetric(name);
-  if (existing) return existing as Histogram<'name'>;
-  return new Histogram({ name, help, labelNames: ['name'], buckets: [...WORKQUEUE_DURATION_BUCKETS], registers: [registry] });
+function histogram(registry: Registry, name: string, help: string): LabeledHistogram {
+  return registeredOr(registry, name, LabeledHistogram, () => new LabeledHistogram({ name, help, labelNames: ['name'], buckets: WORKQUEUE_DURATION_BUCKETS, registers: [registry] }));
 }
 
 /**
- * A provider backed by prom-client, with the metric names, help texts, `name`
+ * A provider registering in a prom-client Registry (through bound metrics: util/metrics/labeled.ts), with the metric names, help texts, `name`
  * label and buckets of Kubernetes' workqueue metrics. Metrics are registered
  * in `registry` (default: prom-client's global registry); calling this twice
  * with one registry reuses the registered metrics.
@@ -209,12 +204,12 @@ export function newPrometheusWorkqueueMetrics(registry: Registry = defaultRegist
   );
   const retries = counter(registry, 'workqueue_retries_total', 'Total number of retries handled by workqueue');
   return {
-    newDepthMetric: (name) => depth.labels(name),
-    newAddsMetric: (name) => adds.labels(name),
-    newLatencyMetric: (name) => latency.labels(name),
-    newWorkDurationMetric: (name) => workDuration.labels(name),
-    newUnfinishedWorkSecondsMetric: (name) => unfinished.labels(name),
-    newLongestRunningProcessorSecondsMetric: (name) => longest.labels(name),
-    newRetriesMetric: (name) => retries.labels(name),
+    newDepthMetric: (name) => depth.with(name),
+    newAddsMetric: (name) => adds.with(name),
+    newLatencyMetric: (name) => latency.with(name),
+    newWorkDurationMetric: (name) => workDuration.with(name),
+    newUnfinishedWorkSecondsMetric: (name) => unfinished.with(name),
+    newLongestRunningProcessorSecondsMetric: (name) => longest.with(name),
+    newRetriesMetric: (name) => retries.with(name),
   };
 }
