@@ -172,6 +172,30 @@ describe('resource quota controller', () => {
     await t.close();
   });
 
+  it("resyncs for a pod's update only when the pod stops counting or its resources change, not for its status", async () => {
+    const { t, c } = await setup((t) => {
+      t.fake.seed(GVR.resourceQuotas, quota({ pods: '5', 'requests.cpu': '4' }));
+      t.fake.seed(GVR.pods, pod('p', '1'));
+    });
+    await c.syncQuota('ns/q');
+    c.worker.queue.done((await c.worker.queue.get())!);
+    const pods = t.fake.resource(GVR.pods).namespace('ns');
+    const update = async (change: (p: ReturnType<typeof pod>) => void, what: string, subresource: 'status' | '' = '') => {
+      const live = (await pods.get('p')) as ReturnType<typeof pod>;
+      change(live);
+      const rv = (await (subresource ? pods.updateStatus(live) : pods.update(live))).metadata?.resourceVersion;
+      await until(() => t.ctx.informers.pods().getStore().getByKey('ns/p')?.metadata?.resourceVersion === rv, `${what} seen`);
+    };
+    await update((p) => void ((p.status as Record<string, unknown>).conditions = [{ type: 'Ready', status: 'True' }]), 'a status write', 'status');
+    assert.equal(c.worker.queue.len(), 0, 'a status write does not resync the quota');
+    await update((p) => void (p.spec.containers[0]!.resources = { requests: { cpu: '2' }, limits: { cpu: '2' } }), 'a resize');
+    await until(() => c.worker.queue.len() === 1, 'resynced for the resize');
+    c.worker.queue.done((await c.worker.queue.get())!);
+    await update((p) => void (p.status.phase = 'Succeeded'), 'finishing', 'status');
+    await until(() => c.worker.queue.len() === 1, 'resynced when the pod stops counting');
+    await t.close();
+  });
+
   it('resyncs the other quotas of a namespace counting resourcequotas when one is created', async () => {
     const { t, c } = await setup((t) => {
       t.fake.seed(GVR.resourceQuotas, quota({ resourcequotas: '5' }));

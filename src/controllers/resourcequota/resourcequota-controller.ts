@@ -27,7 +27,8 @@
 import type { ResourceQuota } from 'kubernetes-types/core/v1.js';
 import { GVR } from '../../api/gvr.js';
 import type { GroupVersionResource, KubeObject } from '../../api/types.js';
-import { calculateQuotaUsage, formatResourceList, hardResourceNames, parseResourceList, quotaEvaluatorFor } from '../../api/quota/index.js';
+import type { Pod } from 'kubernetes-types/core/v1.js';
+import { calculateQuotaUsage, formatResourceList, hardResourceNames, parseResourceList, podCountsForQuota, quotaEvaluatorFor, type QuotaEvaluator } from '../../api/quota/index.js';
 import { gvrString } from '../../api/gvr.js';
 import { quantityEquals } from '../../api/quantity.js';
 import { isNotFound } from '../../client/errors.js';
@@ -83,6 +84,29 @@ function sameList(a: Record<string, string> | undefined, b: Record<string, strin
   return ka.every((k) => b[k] !== undefined && quantityEquals(a![k]!, b[k]!));
 }
 
+/** What a pod's usage is computed from besides whether it counts: its containers' resources and its overhead. */
+function podResourcesText(pod: Pod): string {
+  const spec = pod.spec;
+  return JSON.stringify([spec?.containers?.map((c) => c.resources), spec?.initContainers?.map((c) => c.resources), spec?.overhead]);
+}
+
+/**
+ * Whether an update may change what an object uses. Most updates are pods'
+ * status writes: a pod's usage changes only when it stops counting
+ * (terminal, or deleting past its grace period: upstream's QuotaMonitor
+ * replenishes for that alone) or its resources change (a resize, which
+ * kcm's admission does not charge to the quota), so those are compared
+ * rather than its usage computed twice.
+ */
+function usageMayChange(ev: QuotaEvaluator, o: KubeObject, n: KubeObject, now: number): boolean {
+  if (ev.group === '' && ev.resource === 'pods') {
+    const op = o as Pod;
+    const np = n as Pod;
+    return podCountsForQuota(op, now) !== podCountsForQuota(np, now) || podResourcesText(op) !== podResourcesText(np);
+  }
+  return !sameList(formatResourceList(ev.usage(o, now)), formatResourceList(ev.usage(n, now)));
+}
+
 class QuotaController implements ResourceQuotaController {
   readonly name = RESOURCE_QUOTA_CONTROLLER_NAME;
   readonly worker: QueueWorker;
@@ -126,9 +150,7 @@ class QuotaController implements ResourceQuotaController {
       inf.addEventHandler({
         onAdd: (obj) => this.replenish(group, resource, obj),
         onUpdate: (o, n) => {
-          const now = this.ctx.clock.now();
-          const a = formatResourceList(ev.usage(o, now));
-          if (!sameList(a, formatResourceList(ev.usage(n, now)))) this.replenish(group, resource, n);
+          if (usageMayChange(ev, o, n, this.ctx.clock.now())) this.replenish(group, resource, n);
         },
         onDelete: (obj) => this.replenish(group, resource, obj),
       });
