@@ -107,12 +107,7 @@ export class CounterChild extends Child {
   }
 }
 
-export class GaugeChild extends Child {
-  value = 0;
-  inc(n = 1): void {
-    this.touch();
-    this.value += n;
-  }
+export class GaugeChild extends CounterChild {
   dec(n = 1): void {
     this.touch();
     this.value -= n;
@@ -120,9 +115,6 @@ export class GaugeChild extends Child {
   set(v: number): void {
     this.touch();
     this.value = v;
-  }
-  zero(): void {
-    this.value = 0;
   }
 }
 
@@ -159,23 +151,24 @@ export class HistogramChild extends Child {
   }
 }
 
-export class LabeledCounter extends LabeledMetric<CounterChild> {
-  readonly type = 'counter' as const;
-  protected newChild(labels: Labels): CounterChild {
-    return new CounterChild(labels, this);
-  }
+/** A metric of one value per series: counters and gauges. */
+abstract class ValueMetric<C extends CounterChild> extends LabeledMetric<C> {
   protected values(): Sample[] {
     return this.listed.map((c) => ({ labels: { ...c.labels }, value: c.value }));
   }
 }
 
-export class LabeledGauge extends LabeledMetric<GaugeChild> {
+export class LabeledCounter extends ValueMetric<CounterChild> {
+  readonly type = 'counter' as const;
+  protected newChild(labels: Labels): CounterChild {
+    return new CounterChild(labels, this);
+  }
+}
+
+export class LabeledGauge extends ValueMetric<GaugeChild> {
   readonly type = 'gauge' as const;
   protected newChild(labels: Labels): GaugeChild {
     return new GaugeChild(labels, this);
-  }
-  protected values(): Sample[] {
-    return this.listed.map((c) => ({ labels: { ...c.labels }, value: c.value }));
   }
 }
 
