@@ -9,6 +9,7 @@
  * One set per prom-client Registry (each manager has its own registry).
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { LabeledCounter, LabeledGauge, LabeledHistogram } from '../util/metrics/labeled.js';
 import type { WorkqueueMetricsProvider } from '../util/workqueue/metrics.js';
 
 export interface RuntimeMetrics {
@@ -37,10 +38,11 @@ export function runtimeMetrics(registry: Registry): RuntimeMetrics {
   const existing = byRegistry.get(registry);
   if (existing) return existing;
   const registers = [registry];
-  const wq = (name: string, help: string) => new Counter({ name, help, labelNames: ['name', 'controller'] as const, registers });
-  const wqGauge = (name: string, help: string) => new Gauge({ name, help, labelNames: ['name', 'controller'] as const, registers });
-  const wqHist = (name: string, help: string) => new Histogram({ name, help, labelNames: ['name', 'controller'] as const, buckets: WORKQUEUE_BUCKETS, registers });
-  const depth = new Gauge({ name: 'workqueue_depth', help: 'Current depth of workqueue by workqueue and priority', labelNames: ['name', 'controller', 'priority'] as const, registers });
+  // The work queue's, updated on every item, with their label values bound once (util/metrics/labeled.ts).
+  const wq = (name: string, help: string) => new LabeledCounter({ name, help, labelNames: ['name', 'controller'], registers });
+  const wqGauge = (name: string, help: string) => new LabeledGauge({ name, help, labelNames: ['name', 'controller'], registers });
+  const wqHist = (name: string, help: string) => new LabeledHistogram({ name, help, labelNames: ['name', 'controller'], buckets: WORKQUEUE_BUCKETS, registers });
+  const depth = new LabeledGauge({ name: 'workqueue_depth', help: 'Current depth of workqueue by workqueue and priority', labelNames: ['name', 'controller', 'priority'], registers });
   const adds = wq('workqueue_adds_total', 'Total number of adds handled by workqueue');
   const latency = wqHist('workqueue_queue_duration_seconds', 'How long in seconds an item stays in workqueue before being requested');
   const work = wqHist('workqueue_work_duration_seconds', 'How long in seconds processing an item from workqueue takes.');
@@ -82,13 +84,13 @@ export function runtimeMetrics(registry: Registry): RuntimeMetrics {
       registers,
     }),
     workqueue: {
-      newDepthMetric: (name) => depth.labels(name, name, ''),
-      newAddsMetric: (name) => adds.labels(name, name),
-      newLatencyMetric: (name) => latency.labels(name, name),
-      newWorkDurationMetric: (name) => work.labels(name, name),
-      newUnfinishedWorkSecondsMetric: (name) => unfinished.labels(name, name),
-      newLongestRunningProcessorSecondsMetric: (name) => longest.labels(name, name),
-      newRetriesMetric: (name) => retries.labels(name, name),
+      newDepthMetric: (name) => depth.with(name, name, ''),
+      newAddsMetric: (name) => adds.with(name, name),
+      newLatencyMetric: (name) => latency.with(name, name),
+      newWorkDurationMetric: (name) => work.with(name, name),
+      newUnfinishedWorkSecondsMetric: (name) => unfinished.with(name, name),
+      newLongestRunningProcessorSecondsMetric: (name) => longest.with(name, name),
+      newRetriesMetric: (name) => retries.with(name, name),
     },
   };
   byRegistry.set(registry, m);
