@@ -85,18 +85,13 @@ export function newApiMetrics(): ApiMetrics {
     registers: [registry],
   });
 
-  // Children by label values seen before: a request's metrics cost two map lookups and field updates.
-  const etcdChildren = new Map<string, ReturnType<typeof etcd.with>>();
+  // A request's two children by one key (each metric keeps its children too, but by its own label values).
   const requestChildren = new Map<string, { count: ReturnType<typeof requests.with>; time: ReturnType<typeof duration.with> }>();
 
   function timed<T>(operation: string, key: string, fn: () => Promise<T>): Promise<T> {
-    const type = resourceOfKey(key);
-    const k = `${operation} ${type}`;
-    let child = etcdChildren.get(k);
-    if (!child) etcdChildren.set(k, (child = etcd.with(operation, type)));
-    const c = child;
+    const child = etcd.with(operation, resourceOfKey(key));
     const start = performance.now();
-    return fn().finally(() => c.observe((performance.now() - start) / 1000));
+    return fn().finally(() => child.observe((performance.now() - start) / 1000));
   }
 
   return {

@@ -3,7 +3,7 @@
  * Metrics are registered once per Registry and shared by every client using it.
  */
 import { register as defaultRegistry, type Registry } from 'prom-client';
-import { LabeledCounter, LabeledHistogram, registeredOr } from '../util/metrics/labeled.js';
+import { LabeledCounter, LabeledHistogram, registeredIn } from '../util/metrics/labeled.js';
 
 /** client-go's request latency buckets (seconds). */
 export const REQUEST_LATENCY_BUCKETS = [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60];
@@ -17,19 +17,22 @@ export interface RestClientMetrics {
 
 const cache = new WeakMap<Registry, RestClientMetrics>();
 
-function counter(registry: Registry, name: string, help: string, labelNames: string[]): LabeledCounter {
-  return registeredOr(registry, name, LabeledCounter, () => new LabeledCounter({ name, help, labelNames, registers: [registry] }));
-}
-function histogram(registry: Registry, name: string, help: string, labelNames: string[]): LabeledHistogram {
-  return registeredOr(registry, name, LabeledHistogram, () => new LabeledHistogram({ name, help, labelNames, buckets: REQUEST_LATENCY_BUCKETS, registers: [registry] }));
-}
-
 export function restClientMetrics(registry: Registry = defaultRegistry): RestClientMetrics {
   const hit = cache.get(registry);
   if (hit) return hit;
-  const requests = counter(registry, 'rest_client_requests_total', 'Number of HTTP requests, partitioned by status code, method, and host.', ['code', 'method', 'host']);
-  const latency = histogram(registry, 'rest_client_request_duration_seconds', 'Request latency in seconds. Broken down by verb, and host.', ['verb', 'host']);
-  const limiter = histogram(registry, 'rest_client_rate_limiter_duration_seconds', 'Client side rate limiter latency in seconds. Broken down by verb, and host.', ['verb', 'host']);
+  const requests = registeredIn(registry, LabeledCounter, { name: 'rest_client_requests_total', help: 'Number of HTTP requests, partitioned by status code, method, and host.', labelNames: ['code', 'method', 'host'] });
+  const latency = registeredIn(registry, LabeledHistogram, {
+    name: 'rest_client_request_duration_seconds',
+    help: 'Request latency in seconds. Broken down by verb, and host.',
+    labelNames: ['verb', 'host'],
+    buckets: REQUEST_LATENCY_BUCKETS,
+  });
+  const limiter = registeredIn(registry, LabeledHistogram, {
+    name: 'rest_client_rate_limiter_duration_seconds',
+    help: 'Client side rate limiter latency in seconds. Broken down by verb, and host.',
+    labelNames: ['verb', 'host'],
+    buckets: REQUEST_LATENCY_BUCKETS,
+  });
   const m: RestClientMetrics = {
     requestResult: (code, method, host) => requests.with(code, method, host).inc(),
     requestLatency: (verb, host, s) => latency.with(verb, host).observe(s),

@@ -24,10 +24,9 @@
  * status.used; our admission computes usage itself and never writes the
  * quota, so creates resync the quota here too.
  */
-import type { ResourceQuota } from 'kubernetes-types/core/v1.js';
+import type { Pod, ResourceQuota } from 'kubernetes-types/core/v1.js';
 import { GVR } from '../../api/gvr.js';
 import type { GroupVersionResource, KubeObject } from '../../api/types.js';
-import type { Pod } from 'kubernetes-types/core/v1.js';
 import { calculateQuotaUsage, formatResourceList, hardResourceNames, parseResourceList, podCountsForQuota, quotaEvaluatorFor, type QuotaEvaluator } from '../../api/quota/index.js';
 import { gvrString } from '../../api/gvr.js';
 import { quantityEquals } from '../../api/quantity.js';

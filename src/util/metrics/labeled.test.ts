@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { LabeledCounter, LabeledGauge, LabeledHistogram, registeredOr } from './labeled.js';
+import { LabeledCounter, LabeledGauge, LabeledHistogram, registeredIn } from './labeled.js';
 
 describe('labeled metrics', () => {
   it("print the same exposition text and JSON as prom-client's metrics after the same updates", async () => {
@@ -49,8 +49,8 @@ describe('labeled metrics', () => {
     assert.equal(c.with('1', '2'), c.with('1', '2'));
     assert.notEqual(c.with('1', '2'), c.with('12', ''));
     assert.throws(() => c.with('1'), /2 label values expected, got 1/);
-    assert.equal(registeredOr(r, 'x_total', LabeledCounter, () => assert.fail('made anew')), c);
-    const made = registeredOr(r, 'y_total', LabeledCounter, () => new LabeledCounter({ name: 'y_total', help: 'y', labelNames: [], registers: [r] }));
+    assert.equal(registeredIn(r, LabeledCounter, { name: 'x_total', help: 'x', labelNames: ['a', 'b'] }), c);
+    const made = registeredIn(r, LabeledCounter, { name: 'y_total', help: 'y', labelNames: [] });
     assert.equal(r.getSingleMetric('y_total'), made as unknown);
     assert.throws(() => new LabeledGauge({ name: 'x_total', help: 'x', labelNames: [], registers: [r] }), /already been registered/);
   });

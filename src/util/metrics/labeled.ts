@@ -200,9 +200,8 @@ export class LabeledHistogram extends LabeledMetric<HistogramChild> {
   }
 }
 
-/** The metric registered under `name` in `registry` if it is of this class, else a new one registered there. */
-export function registeredOr<M>(registry: Registry, name: string, cls: abstract new (...a: never[]) => M, make: () => M): M {
-  const existing = registry.getSingleMetric(name) as unknown;
-  if (existing instanceof cls) return existing;
-  return make();
+/** The metric of this class registered under `opts.name` in `registry`, else a new one registered there. */
+export function registeredIn<O extends LabeledMetricOptions, M>(registry: Registry, cls: new (opts: O) => M, opts: O): M {
+  const existing = registry.getSingleMetric(opts.name) as unknown;
+  return existing instanceof cls ? existing : new cls({ ...opts, registers: [registry] });
 }

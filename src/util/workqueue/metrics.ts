@@ -5,7 +5,7 @@
  */
 
 import { register as defaultRegistry, type Registry } from 'prom-client';
-import { LabeledCounter, LabeledGauge, LabeledHistogram, registeredOr } from '../metrics/labeled.js';
+import { LabeledCounter, LabeledGauge, LabeledHistogram, registeredIn } from '../metrics/labeled.js';
 import type { Clock } from '../clock/clock.js';
 
 export interface GaugeMetric {
@@ -161,15 +161,15 @@ export function newRetryMetric(provider: WorkqueueMetricsProvider, name: string 
 export const WORKQUEUE_DURATION_BUCKETS: readonly number[] = Array.from({ length: 10 }, (_, i) => Number((1e-6 * 10 ** i).toPrecision(1)));
 
 function gauge(registry: Registry, name: string, help: string): LabeledGauge {
-  return registeredOr(registry, name, LabeledGauge, () => new LabeledGauge({ name, help, labelNames: ['name'], registers: [registry] }));
+  return registeredIn(registry, LabeledGauge, { name, help, labelNames: ['name'] });
 }
 
 function counter(registry: Registry, name: string, help: string): LabeledCounter {
-  return registeredOr(registry, name, LabeledCounter, () => new LabeledCounter({ name, help, labelNames: ['name'], registers: [registry] }));
+  return registeredIn(registry, LabeledCounter, { name, help, labelNames: ['name'] });
 }
 
 function histogram(registry: Registry, name: string, help: string): LabeledHistogram {
-  return registeredOr(registry, name, LabeledHistogram, () => new LabeledHistogram({ name, help, labelNames: ['name'], buckets: WORKQUEUE_DURATION_BUCKETS, registers: [registry] }));
+  return registeredIn(registry, LabeledHistogram, { name, help, labelNames: ['name'], buckets: WORKQUEUE_DURATION_BUCKETS });
 }
 
 /**
