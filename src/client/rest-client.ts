@@ -9,7 +9,7 @@
  * passes the rate limiter. A 401 while using an exec plugin credential runs
  * the plugin again and retries once.
  */
-import { request as undiciRequest, requestBuffered, type Dispatcher } from './undici.js';
+import { request as undiciRequest } from './undici.js';
 import type { Clock } from '../util/clock/clock.js';
 import { realClock } from '../util/clock/clock.js';
 import { newLogger, type Logger } from '../util/log/logger.js';
@@ -21,7 +21,7 @@ import { parseWarnings, responseError, type RequestTarget } from './response-err
 import type { Status } from '../api/types.js';
 import type { RestConfig } from './rest-config.js';
 import { newFileTokenSource, type TokenSource } from './token-source.js';
-import { newTransport, type Transport } from './transport.js';
+import { newTransport, type ClientCertificate, type Transport } from './transport.js';
 import type { Registry } from 'prom-client';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD';
@@ -183,7 +183,15 @@ class RestClientImpl implements RestClient {
     }
     const signal = ac?.signal ?? opts.signal;
     try {
-      const res = await this.send(method, path, opts, signal, requestBuffered, (r) => Promise.resolve(r.body.toString('utf8')), false);
+      const res = await this.send(
+        method,
+        path,
+        opts,
+        signal,
+        (cert) => this.transport.requests(cert),
+        (agent, url, init) => agent.request(url, init),
+        (r) => Promise.resolve(r.body.toString('utf8')),
+      );
       if (opts.responseType === 'text') return res.body.toString('utf8') as T;
       if (res.body.length === 0 || opts.responseType === 'none') return undefined as T;
       let body: unknown;
@@ -216,7 +224,15 @@ class RestClientImpl implements RestClient {
     try {
       // reset: false keeps the connection after a DELETE with a body (undici closes it by default for methods that
       // "expect no payload"): an API server answers it like any request, as Go's client assumes.
-      const res = await this.send(method, path, opts, ac.signal, (url, init) => undiciRequest(url, { ...init, reset: false }), (r) => r.body.text(), true);
+      const res = await this.send(
+        method,
+        path,
+        opts,
+        ac.signal,
+        (cert) => this.transport.streams(cert),
+        (dispatcher, url, init) => undiciRequest(url, { ...init, dispatcher, reset: false }),
+        (r) => r.body.text(),
+      );
       return {
         statusCode: res.statusCode,
         headers: res.headers,
@@ -245,17 +261,17 @@ class RestClientImpl implements RestClient {
   }
 
   /**
-   * Sends with retries through `perform`; resolves with a 2xx response (its body unread when `perform` streams it).
-   * `errorText` reads an error response's body.
+   * Sends with retries through `perform` on the agent `agent` gives for the credential's client certificate; resolves
+   * with a 2xx response (its body unread when `perform` streams it). `errorText` reads an error response's body.
    */
-  private async send<R extends { statusCode: number; headers: Record<string, string | string[] | undefined> }>(
+  private async send<A, R extends { statusCode: number; headers: Record<string, string | string[] | undefined> }>(
     method: HttpMethod,
     path: string,
     opts: RequestOptions,
     signal: AbortSignal | undefined,
-    perform: (url: string, init: { method: HttpMethod; headers: Record<string, string>; body?: string | Buffer; signal?: AbortSignal; dispatcher: Dispatcher }) => Promise<R>,
+    agent: (cert: ClientCertificate | undefined) => Promise<A>,
+    perform: (agent: A, url: string, init: { method: HttpMethod; headers: Record<string, string>; body?: string | Buffer; signal?: AbortSignal }) => Promise<R>,
     errorText: (res: R) => Promise<string>,
-    stream: boolean,
   ): Promise<R> {
     const url = buildUrl(this.config.host, path, opts.query);
     let body: string | Buffer | undefined;
@@ -275,20 +291,20 @@ class RestClientImpl implements RestClient {
       };
       if (contentType) headers['content-type'] = contentType;
       let cred: ExecCredential | undefined;
-      let dispatcher: Dispatcher;
+      let via: A;
       try {
         cred = this.exec ? await this.exec.get() : undefined;
         const token = cred?.token ?? (this.tokenFile ? await this.tokenFile.token() : this.config.auth.bearerToken);
         if (token) headers.authorization = `Bearer ${token}`;
         else if (this.basic) headers.authorization = `Basic ${this.basic}`;
-        dispatcher = await this.transport.dispatcher(cred?.clientCertificateData ? { cert: cred.clientCertificateData, key: cred.clientKeyData! } : undefined, stream);
+        via = await agent(cred?.clientCertificateData ? { cert: cred.clientCertificateData, key: cred.clientKeyData! } : undefined);
       } catch (err) {
         throw new Error(`${method} ${url}: getting credentials: ${(err as Error).message}`, { cause: err });
       }
       const start = this.clock.now();
       let res: R;
       try {
-        res = await perform(url, { method, headers, ...(body !== undefined ? { body } : {}), ...(signal ? { signal } : {}), dispatcher });
+        res = await perform(via, url, { method, headers, ...(body !== undefined ? { body } : {}), ...(signal ? { signal } : {}) });
       } catch (err) {
         this.metrics.requestResult('<error>', method, this.host);
         this.metrics.requestLatency(method, this.host, this.clock.since(start) / 1000);

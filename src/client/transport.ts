@@ -1,11 +1,13 @@
 /**
- * One keep-alive undici Agent per RestConfig, carrying its TLS settings. A
- * new Agent is made only when the client certificate changes (exec plugins
- * that return certificates); the old one finishes its requests and closes.
+ * Kept-alive connections per RestConfig, carrying its TLS settings: an
+ * Http1Agent for requests read whole, an undici Agent for streams. New agents
+ * are made only when the client certificate changes (exec plugins that return
+ * certificates); the old ones finish their requests and close.
  */
 import { readFile } from 'node:fs/promises';
 import { createSecureContext } from 'node:tls';
 import { Agent, type Dispatcher } from './undici.js';
+import { newHttp1Agent, type Http1Agent } from './http1.js';
 import type { TlsConfig } from './rest-config.js';
 
 export interface ClientCertificate {
@@ -15,13 +17,14 @@ export interface ClientCertificate {
 
 export interface Transport {
   /**
-   * The shared dispatcher; pass the exec plugin's certificate when there is
-   * one. `stream` (watches, logs, upgrades) gets connections without limit,
-   * as each holds one for long; plain requests share at most
-   * REQUEST_CONNECTIONS kept-alive connections, so bursts queue on open
-   * connections instead of each opening (and TLS-handshaking) a new one.
+   * The agent for requests read whole; pass the exec plugin's certificate
+   * when there is one. They share at most REQUEST_CONNECTIONS kept-alive
+   * connections, so bursts queue on open connections instead of each opening
+   * (and TLS-handshaking) a new one.
    */
-  dispatcher(override?: ClientCertificate, stream?: boolean): Promise<Dispatcher>;
+  requests(override?: ClientCertificate): Promise<Http1Agent>;
+  /** The dispatcher for streams (watches, logs, upgrades): connections without limit, as each holds one for long. */
+  streams(override?: ClientCertificate): Promise<Dispatcher>;
   /** Closes every connection; requests after this fail. */
   close(): Promise<void>;
 }
@@ -44,6 +47,9 @@ async function readMaybe(data: string | undefined, file: string | undefined, wha
 
 /** Connections for plain requests per agent (client-go multiplexes everything over one HTTP/2 connection). */
 export const REQUEST_CONNECTIONS = 32;
+
+/** How long an idle connection is kept. */
+const KEEP_ALIVE_MS = 30_000;
 
 /**
  * Transports shared by clients with the same TLS settings, as client-go's
@@ -71,10 +77,8 @@ export function newTransport(tls: TlsConfig, opts: { share?: boolean; socketPath
   e.refs++;
   let closed = false;
   return {
-    dispatcher: (override, stream) => {
-      if (closed) return Promise.reject(new Error('transport is closed'));
-      return e.transport.dispatcher(override, stream);
-    },
+    requests: (override) => (closed ? Promise.reject(new Error('transport is closed')) : e.transport.requests(override)),
+    streams: (override) => (closed ? Promise.reject(new Error('transport is closed')) : e.transport.streams(override)),
     async close() {
       if (closed) return;
       closed = true;
@@ -87,7 +91,7 @@ export function newTransport(tls: TlsConfig, opts: { share?: boolean; socketPath
 
 function newOwnTransport(tls: TlsConfig, socketPath?: string, connections = REQUEST_CONNECTIONS): Transport {
   let material: Promise<TlsMaterial> | undefined;
-  let current: { agent: Agent; streams: Agent; cert?: string; key?: string } | undefined;
+  let current: { agent: Http1Agent; streams: Agent; cert?: string; key?: string } | undefined;
   let closed = false;
   // Files are read once; a failed read is retried by the next request.
   const load = () => {
@@ -104,37 +108,38 @@ function newOwnTransport(tls: TlsConfig, socketPath?: string, connections = REQU
     }
     return material;
   };
+  const agents = async (override: ClientCertificate | undefined) => {
+    if (closed) throw new Error('transport is closed');
+    const m = await load();
+    const cert = override?.cert ?? m.cert;
+    const key = override?.key ?? m.key;
+    if (current && current.cert === cert && current.key === key) return current;
+    // One secure context for every connection of the agents: building it per
+    // connection (as tls.connect does from ca/cert/key) parses the PEMs each time.
+    const secureContext = createSecureContext({ ...(m.ca ? { ca: m.ca } : {}), ...(cert ? { cert } : {}), ...(key ? { key } : {}) });
+    const connect = {
+      secureContext,
+      rejectUnauthorized: !tls.insecureSkipTLSVerify,
+      ...(tls.serverName ? { servername: tls.serverName } : {}),
+    };
+    const old = current;
+    current = {
+      agent: newHttp1Agent({ connections, keepAliveTimeoutMs: KEEP_ALIVE_MS, ...(socketPath ? { socketPath } : {}), tls: connect }),
+      // Watches idle for long; per-request timeouts are set by the caller.
+      streams: new Agent({ keepAliveTimeout: KEEP_ALIVE_MS, bodyTimeout: 0, headersTimeout: 0, connect: { ...(socketPath ? { socketPath } : {}), ...connect } }),
+      cert,
+      key,
+    };
+    // Let requests in flight on the old agents finish.
+    if (old) {
+      void old.agent.close().catch(() => undefined);
+      void old.streams.close().catch(() => undefined);
+    }
+    return current;
+  };
   return {
-    async dispatcher(override, stream = false) {
-      if (closed) throw new Error('transport is closed');
-      const m = await load();
-      const cert = override?.cert ?? m.cert;
-      const key = override?.key ?? m.key;
-      if (current && current.cert === cert && current.key === key) return stream ? current.streams : current.agent;
-      // One secure context for every connection of the agent: building it per
-      // connection (as tls.connect does from ca/cert/key) parses the PEMs each time.
-      const secureContext = createSecureContext({ ...(m.ca ? { ca: m.ca } : {}), ...(cert ? { cert } : {}), ...(key ? { key } : {}) });
-      const options = {
-        keepAliveTimeout: 30_000,
-        // Watches idle for long; per-request timeouts are set by the caller.
-        bodyTimeout: 0,
-        headersTimeout: 0,
-        connect: {
-          ...(socketPath ? { socketPath } : {}),
-          secureContext,
-          rejectUnauthorized: !tls.insecureSkipTLSVerify,
-          ...(tls.serverName ? { servername: tls.serverName } : {}),
-        },
-      };
-      const old = current;
-      current = { agent: new Agent({ ...options, connections }), streams: new Agent(options), cert, key };
-      // Let requests in flight on the old agents finish.
-      if (old) {
-        void old.agent.close().catch(() => undefined);
-        void old.streams.close().catch(() => undefined);
-      }
-      return stream ? current.streams : current.agent;
-    },
+    requests: async (override) => (await agents(override)).agent,
+    streams: async (override) => (await agents(override)).streams,
     async close() {
       closed = true;
       const c = current;
