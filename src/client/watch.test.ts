@@ -16,14 +16,15 @@ describe('JSON stream decoder', () => {
   it('finds whole events across any chunk split, several per chunk, and split UTF-8', () => {
     const events = [
       { type: 'ADDED', object: { metadata: { name: 'a', annotations: { x: 'brace } in "string" \\ ok' } } } },
-      { type: 'MODIFIED', object: { metadata: { name: 'ünïcødé-€' } } },
+      { type: 'MODIFIED', object: { metadata: { name: 'ünïcødé-€-😀', annotations: { '𝄞': '😀😀' } } } },
       { type: 'DELETED', object: { metadata: { name: 'c' }, items: [[1], { a: [] }] } },
     ];
     const bytes = Buffer.from(events.map((e) => JSON.stringify(e) + '\n').join(''));
     for (let size = 1; size <= bytes.length; size += 7) {
       const d = newJsonStreamDecoder();
       const out: unknown[] = [];
-      for (let i = 0; i < bytes.length; i += size) out.push(...d.push(bytes.subarray(i, i + size)).map((t) => JSON.parse(t)));
+      // Buffers, and plain Uint8Arrays (as a fetch body gives).
+      for (let i = 0; i < bytes.length; i += size) out.push(...d.push(size % 2 ? bytes.subarray(i, i + size) : new Uint8Array(bytes.subarray(i, i + size))).map((t) => JSON.parse(t)));
       assert.deepEqual(out, events, `chunk size ${size}`);
       assert.equal(d.pending(), false);
     }
@@ -35,7 +36,7 @@ describe('JSON stream decoder', () => {
   it('finds the same events as JSON.stringify wrote them, for random strings full of quotes, backslashes and braces split anywhere', () => {
     let seed = 7;
     const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) % n);
-    const alphabet = ['"', '\\', '{', '}', '[', ']', 'a', ' ', '\\"', '"\\', 'é', '\n', ','];
+    const alphabet = ['"', '\\', '{', '}', '[', ']', 'a', ' ', '\\"', '"\\', 'é', '€', '😀', '\n', ','];
     const str = () => Array.from({ length: rand(12) }, () => alphabet[rand(alphabet.length)]).join('');
     const value = (d: number): unknown => {
       const k = rand(d > 2 ? 2 : 5);
