@@ -106,6 +106,37 @@ describe('queue worker', () => {
     assert.deepEqual(seen, ['slow']);
   });
 
+  it('gives syncs in flight at most shutdownTimeoutMs after the signal aborts, and leaves no timer after those that finish', async () => {
+    const restore = setLogOutput(() => {});
+    try {
+      const clock = new FakeClock();
+      const w = newQueueWorker({
+        name: 'test',
+        clock,
+        shutdownTimeoutMs: 1000,
+        sync: async (key) => {
+          if (key.startsWith('stuck')) await new Promise<void>(() => undefined);
+        },
+      });
+      const ac = new AbortController();
+      const running = w.run(3, ac.signal);
+      for (const k of ['quick', 'stuck-1', 'stuck-2']) w.enqueue(k);
+      await settle(clock);
+      assert.equal(clock.pendingTimers(), 0, 'no timer before stopping');
+      let done = false;
+      void running.then(() => (done = true));
+      ac.abort();
+      await settle(clock);
+      assert.equal(clock.pendingTimers(), 2, 'one timer per sync in flight');
+      await settle(clock, 999);
+      assert.equal(done, false);
+      await settle(clock, 1);
+      await running;
+    } finally {
+      setLogOutput(restore);
+    }
+  });
+
   it('reports unhealthy when its queue is shut down from outside', async () => {
     const restore = setLogOutput(() => {});
     try {

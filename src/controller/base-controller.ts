@@ -59,6 +59,12 @@ class Worker implements QueueWorker {
   private readonly maxRetries: number;
   private readonly shutdownTimeoutMs: number;
   private stoppedUnexpectedly = false;
+  /**
+   * What to do for each sync in flight when the run's signal aborts (start its shutdown timer): one listener on
+   * the signal for all of them, as an AbortSignal walks its list of listeners on every add and remove, and
+   * thousands of syncs a second share it.
+   */
+  private readonly inFlight = new Set<() => void>();
 
   constructor(private readonly opts: QueueWorkerOptions) {
     this.log = opts.logger ?? newLogger(opts.name);
@@ -88,7 +94,10 @@ class Worker implements QueueWorker {
 
   async run(workers: number, signal: AbortSignal): Promise<void> {
     this.log.info({ workers }, 'starting workers');
-    const onAbort = () => this.queue.shutDown();
+    const onAbort = () => {
+      this.queue.shutDown();
+      for (const f of this.inFlight) f();
+    };
     if (signal.aborted) onAbort();
     else signal.addEventListener('abort', onAbort, { once: true });
     const loops = Array.from({ length: Math.max(1, workers) }, () => this.workerLoop(signal));
@@ -147,16 +156,16 @@ class Worker implements QueueWorker {
         }, this.shutdownTimeoutMs);
       };
       if (signal.aborted) onAbort();
-      else signal.addEventListener('abort', onAbort, { once: true });
+      else this.inFlight.add(onAbort);
       running.then(
         () => {
           timer?.stop();
-          signal.removeEventListener('abort', onAbort);
+          this.inFlight.delete(onAbort);
           resolve();
         },
         (err: unknown) => {
           timer?.stop();
-          signal.removeEventListener('abort', onAbort);
+          this.inFlight.delete(onAbort);
           reject(err);
         },
       );
