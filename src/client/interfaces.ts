@@ -32,6 +32,12 @@ export interface WatchOptions {
 
 export interface GetOptions {
   resourceVersion?: string;
+  /**
+   * Client-side, not sent: a metadata-only client's answer is decoded
+   * without `metadata.managedFields` (for callers that do not read them,
+   * as the garbage collector's live reads; informers drop them too).
+   */
+  omitManagedFields?: boolean;
 }
 
 export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';

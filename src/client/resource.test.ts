@@ -205,6 +205,19 @@ describe('ResourceInterface verbs', () => {
     const reduced = await client.metadata(GVR.replicaSets).namespace('full').get('r');
     assert.deepEqual(reduced, { apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadata', metadata: { name: 'r' } });
   });
+
+  it('leaves managedFields out of a metadata answer when asked', async () => {
+    const managedFields = [{ manager: 'kcm', operation: 'Update', fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': { 'f:labels': {} } } }];
+    server.handle('GET', '/apis/apps/v1/namespaces/mf/replicasets/r', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: { name: 'r', uid: 'u1', managedFields, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'd', uid: 'u0' }] } }));
+    });
+    const md = client.metadata(GVR.replicaSets).namespace('mf');
+    const lean = await md.get('r', { omitManagedFields: true });
+    assert.deepEqual(lean.metadata, { name: 'r', uid: 'u1', ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'd', uid: 'u0' }] });
+    assert.equal(last().query.get('omitManagedFields'), null, 'not sent');
+    assert.deepEqual((await md.get('r')).metadata.managedFields, managedFields);
+  });
 });
 
 describe('typed accessors', () => {

@@ -142,6 +142,7 @@ class ResourceClient<T extends KubeObject> implements ResourceInterface<T> {
       query: { resourceVersion: opts?.resourceVersion },
       accept: this.opts.metadataOnly ? ACCEPT_PARTIAL_METADATA : undefined,
       target: this.target(name),
+      ...(opts?.omitManagedFields ? { omitManagedFields: true } : {}),
     });
     return this.one(r);
   }

@@ -22,6 +22,7 @@ import type { Status } from '../api/types.js';
 import type { RestConfig } from './rest-config.js';
 import { newFileTokenSource, type TokenSource } from './token-source.js';
 import { newTransport, type ClientCertificate, type Transport } from './transport.js';
+import { omitManagedFields } from './watch-decoder.js';
 import type { Registry } from 'prom-client';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD';
@@ -46,6 +47,8 @@ export interface RequestOptions {
   responseType?: 'json' | 'text' | 'none';
   /** For readable synthesised error messages. */
   target?: RequestTarget;
+  /** A PartialObjectMetadata answer is decoded without `metadata.managedFields` (see omitManagedFields). */
+  omitManagedFields?: boolean;
 }
 
 /** An open streaming response (watch). Iterate `body`; `abort()` closes it. */
@@ -196,7 +199,8 @@ class RestClientImpl implements RestClient {
       if (res.body.length === 0 || opts.responseType === 'none') return undefined as T;
       let body: unknown;
       try {
-        body = JSON.parse(res.body.toString('utf8'));
+        const text = res.body.toString('utf8');
+        body = JSON.parse(opts.omitManagedFields ? omitManagedFields(text) : text);
       } catch (err) {
         throw new Error(`${method} ${path}: cannot decode response as JSON: ${(err as Error).message}`, { cause: err });
       }

@@ -152,3 +152,49 @@ export function newJsonStreamDecoder(opts: JsonStreamDecoderOptions = {}): JsonS
     },
   };
 }
+
+const PARTIAL_OBJECT_METADATA = '{"kind":"PartialObjectMetadata",';
+const MANAGED_FIELDS_MEMBER = ',"managedFields":[';
+
+/**
+ * A PartialObjectMetadata's JSON text without `metadata.managedFields`, cut
+ * before parsing (three quarters of a pod's metadata, and four fifths of its
+ * parse time). Compact JSON as API servers write it, kind first; any other
+ * text is returned whole. In such an object the member can only be
+ * metadata's: `,"` followed by a name is always a key (a quote inside a
+ * string is escaped), and the other objects in it hold strings (labels,
+ * annotations) or keys of their own (owner references, managedFields'
+ * entries, whose fieldsV1 keys carry a prefix).
+ */
+export function omitManagedFields(text: string): string {
+  if (!text.startsWith(PARTIAL_OBJECT_METADATA)) return text;
+  const at = text.indexOf(MANAGED_FIELDS_MEMBER);
+  if (at < 0) return text;
+  const end = endOfContainer(text, at + MANAGED_FIELDS_MEMBER.length - 1);
+  return end < 0 ? text : text.slice(0, at) + text.slice(end);
+}
+
+/** The index just past the array or object that opens at `open`, or -1 when the text ends first. */
+function endOfContainer(text: string, open: number): number {
+  let depth = 0;
+  for (let i = open; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22 /* " */) {
+      // To the closing quote: one after an even number of backslashes.
+      let q = i;
+      for (;;) {
+        q = text.indexOf('"', q + 1);
+        if (q < 0) return -1;
+        let b = q - 1;
+        while (text.charCodeAt(b) === BACKSLASH) b--;
+        if ((q - 1 - b) % 2 === 0) break;
+      }
+      i = q;
+    } else if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
+      depth++;
+    } else if ((c === 0x5d /* ] */ || c === 0x7d) /* } */ && --depth === 0) {
+      return i + 1;
+    }
+  }
+  return -1;
+}

@@ -5,7 +5,7 @@ import type { KubeObject, WatchEvent } from '../api/types.js';
 import { NetworkError, isNotFound } from './errors.js';
 import { newKubeClient, type KubeClient } from './client.js';
 import { newRestConfig } from './rest-config.js';
-import { newJsonStreamDecoder } from './watch-decoder.js';
+import { newJsonStreamDecoder, omitManagedFields } from './watch-decoder.js';
 import { newStreamWatch, parseWatchEvent } from './watch.js';
 import { startFakeApiServer, type FakeApiServer } from './testing/fake-api-server.js';
 import { waitFor } from './testing/wait-for.js';
@@ -61,33 +61,7 @@ describe('JSON stream decoder', () => {
   });
 
   it('cuts object.metadata.managedFields out of events, and nothing else, for random events split anywhere', () => {
-    let seed = 11;
-    // The high bits of the generator: its low ones repeat with short periods.
-    const rand = (n: number) => Math.floor(((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) * n);
-    const pick = <T>(xs: T[]): T => xs[rand(xs.length)]!;
-    const tricky = ['managedFields', ',"managedFields":[', '\\', '"', '{"metadata":{', ']', 'x'];
-    const managedFields = () =>
-      Array.from({ length: rand(3) }, () => ({
-        manager: pick(tricky),
-        operation: 'Update',
-        fieldsType: 'FieldsV1',
-        fieldsV1: { 'f:metadata': { 'f:labels': { '.': {}, [`f:${pick(tricky)}`]: {} } }, 'f:spec': { 'k:{"port":80}': { '.': {} } } },
-      }));
-    /** An object of shuffled members, one of them maybe managedFields (first, later, an array or null). */
-    const shuffled = (members: [string, unknown][]) => {
-      for (let i = members.length - 1; i > 0; i--) {
-        const j = rand(i + 1);
-        [members[i], members[j]] = [members[j]!, members[i]!];
-      }
-      return Object.fromEntries(members);
-    };
-    const metadata = (): Record<string, unknown> => {
-      const m: [string, unknown][] = [['name', pick(tricky)], ['labels', shuffled([['managedFields', pick(tricky)], ['app', 'web'], [pick(tricky), 'v']])], ['annotations', { a: JSON.stringify({ metadata: { managedFields: [1] } }) }]];
-      const k = rand(5);
-      if (k < 3) m.push(['managedFields', managedFields()]);
-      else if (k === 3) m.push(['managedFields', null]);
-      return shuffled(m);
-    };
+    const { rand, pick, tricky, managedFields, shuffled, metadata } = trickyObjects(11);
     const event = (): Record<string, unknown> => {
       const k = rand(6);
       if (k === 0) return { type: 'ERROR', object: { kind: 'Status', metadata: {}, details: { managedFields: [1] } } };
@@ -95,12 +69,9 @@ describe('JSON stream decoder', () => {
       const object = shuffled([['kind', 'Pod'], ['metadata', metadata()], ['spec', { managedFields: managedFields(), metadata: metadata() }], ['data', { managedFields: pick(tricky) }]]);
       return shuffled([['type', pick(['ADDED', 'MODIFIED', 'DELETED'])], ['object', object], ['extra', { metadata: metadata() }]]);
     };
-    /** What a cut gives: the member gone when it was an array and not metadata's first member. */
     const expected = (e: Record<string, unknown>) => {
-      const meta = (e.object as { metadata?: Record<string, unknown> }).metadata;
-      if (!meta || !Array.isArray(meta.managedFields) || Object.keys(meta)[0] === 'managedFields') return e;
-      const { managedFields: _, ...rest } = meta;
-      return { ...e, object: { ...(e.object as object), metadata: rest } };
+      const object = withoutManagedFields(e.object as Record<string, unknown>);
+      return object === e.object ? e : { ...e, object };
     };
     let cut = 0;
     for (let round = 0; round < 300; round++) {
@@ -124,12 +95,77 @@ describe('JSON stream decoder', () => {
     assert.ok(cut > 150, `only ${cut} events had something to cut`);
   });
 
+  it('cuts metadata.managedFields out of PartialObjectMetadata texts, and nothing else', () => {
+    const { rand, pick, shuffled, metadata } = trickyObjects(23);
+    let cut = 0;
+    for (let round = 0; round < 400; round++) {
+      const m = metadata();
+      if (rand(2)) m.ownerReferences = [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: pick(['a', '"]', 'managedFields']), uid: 'u', controller: true }];
+      const pom = { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: shuffled(Object.entries(m)) };
+      const text = JSON.stringify(pom);
+      const want = withoutManagedFields(pom);
+      if (want !== pom) cut++;
+      assert.deepEqual(JSON.parse(omitManagedFields(text)), want, `round ${round}: ${text}`);
+      // Anything else whole: another kind, another spelling, a text cut short.
+      const other = JSON.stringify({ ...pom, kind: 'Pod' });
+      assert.equal(omitManagedFields(other), other);
+      const pretty = JSON.stringify(pom, null, 1);
+      assert.equal(omitManagedFields(pretty), pretty);
+      const at = text.indexOf(',"managedFields":[');
+      if (at >= 0) {
+        const short = text.slice(0, at + 18);
+        assert.equal(omitManagedFields(short), short, 'an array that does not end');
+      }
+    }
+    assert.ok(cut > 150, `only ${cut} objects had something to cut`);
+  });
+
   it('reports undecodable events as ERROR events', () => {
     const e = parseWatchEvent('{"type":"WHAT","object":{}}');
     assert.equal(e.type, 'ERROR');
     assert.match((e as { object: { message: string } }).object.message, /unable to decode an event from the watch stream/);
   });
 });
+
+/** Random objects made to trip a managedFields cut: keys, values and strings that look like the member. */
+function trickyObjects(seed: number) {
+  // The high bits of the generator: its low ones repeat with short periods.
+  const rand = (n: number) => Math.floor(((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) * n);
+  const pick = <T>(xs: T[]): T => xs[rand(xs.length)]!;
+  const tricky = ['managedFields', ',"managedFields":[', '\\', '"', '{"metadata":{', ']', 'x'];
+  const managedFields = () =>
+    Array.from({ length: rand(3) }, () => ({
+      manager: pick(tricky),
+      operation: 'Update',
+      fieldsType: 'FieldsV1',
+      fieldsV1: { 'f:metadata': { 'f:labels': { '.': {}, [`f:${pick(tricky)}`]: {} } }, 'f:spec': { 'k:{"port":80}': { '.': {} } } },
+    }));
+  /** An object of shuffled members. */
+  const shuffled = (members: [string, unknown][]) => {
+    for (let i = members.length - 1; i > 0; i--) {
+      const j = rand(i + 1);
+      [members[i], members[j]] = [members[j]!, members[i]!];
+    }
+    return Object.fromEntries(members) as Record<string, unknown>;
+  };
+  /** Metadata with labels and annotations that look like the member, and maybe managedFields (first, later, an array or null). */
+  const metadata = (): Record<string, unknown> => {
+    const m: [string, unknown][] = [['name', pick(tricky)], ['labels', shuffled([['managedFields', pick(tricky)], ['app', 'web'], [pick(tricky), 'v']])], ['annotations', { a: JSON.stringify({ metadata: { managedFields: [1] } }) }]];
+    const k = rand(5);
+    if (k < 3) m.push(['managedFields', managedFields()]);
+    else if (k === 3) m.push(['managedFields', null]);
+    return shuffled(m);
+  };
+  return { rand, pick, tricky, managedFields, shuffled, metadata };
+}
+
+/** What a cut gives: the object without metadata.managedFields when it was an array and not metadata's first member; else the object itself. */
+function withoutManagedFields(o: Record<string, unknown>): Record<string, unknown> {
+  const meta = o.metadata as Record<string, unknown> | undefined;
+  if (!meta || !Array.isArray(meta.managedFields) || Object.keys(meta)[0] === 'managedFields') return o;
+  const { managedFields: _, ...rest } = meta;
+  return { ...o, metadata: rest };
+}
 
 async function collect<T extends KubeObject>(w: AsyncIterable<WatchEvent<T>>, n: number): Promise<WatchEvent<T>[]> {
   const out: WatchEvent<T>[] = [];

@@ -155,7 +155,7 @@ class CollectorImpl implements Collector {
     if (m.namespaced && id.namespace === '') throw new InvalidNamespaceError();
     const ri = m.namespaced ? this.o.client.metadata(m.gvr).namespace(id.namespace) : this.o.client.metadata(m.gvr);
     try {
-      return await ri.get(id.name);
+      return await ri.get(id.name, { omitManagedFields: true });
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -263,7 +263,7 @@ class CollectorImpl implements Collector {
     const ri = m.namespaced ? this.o.client.metadata(m.gvr).namespace(ns) : this.o.client.metadata(m.gvr);
     let owner: PartialObjectMetadata;
     try {
-      owner = await ri.get(ref.name);
+      owner = await ri.get(ref.name, { omitManagedFields: true });
     } catch (err) {
       if (isNotFound(err)) {
         this.absentOwners.add(refKey(ref, ns));
