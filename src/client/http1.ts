@@ -159,7 +159,7 @@ class Exchange {
   /** Sent again after a reused connection closed without answering. */
   resent = false;
   conn: Conn | undefined;
-  /** Set by the pool while the exchange waits for a connection. */
+  /** The listener on the request's signal, added by the pool and removed once settled. */
   onAbort: (() => void) | undefined;
 
   constructor(
