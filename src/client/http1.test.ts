@@ -349,6 +349,70 @@ describe('http1 agent', () => {
     }
   });
 
+  it('streams a body chunk by chunk on a connection of its own, beside the pool', async () => {
+    let watchSocket: Socket | undefined;
+    const s = await rawServer((req, socket) => {
+      if (req.path === '/watch') {
+        watchSocket = socket;
+        socket.write('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n');
+      } else socket.write(ok('{}'));
+    });
+    const a = agent({ connections: 1 });
+    const res = await a.stream(`${s.url}/watch`, { method: 'GET', headers: {} });
+    assert.equal(res.statusCode, 200);
+    const it = res.body[Symbol.asyncIterator]();
+    const chunk = (text: string) => watchSocket!.write(`${Buffer.byteLength(text).toString(16)}\r\n${text}\r\n`);
+    chunk('{"a":1}\n');
+    assert.equal(String((await it.next()).value), '{"a":1}\n');
+    // The pool's one connection is free for other requests while the stream is open.
+    assert.equal((await a.request(`${s.url}/other`, { method: 'GET', headers: {} })).statusCode, 200);
+    // A reader that falls behind gets every chunk, in order.
+    for (let i = 0; i < 100; i++) chunk(`{"i":${i}}`);
+    watchSocket!.write('0\r\n\r\n');
+    let rest = '';
+    for (;;) {
+      const r = await it.next();
+      if (r.done) break;
+      rest += String(r.value);
+    }
+    assert.equal(rest, Array.from({ length: 100 }, (_, i) => `{"i":${i}}`).join(''));
+    await waitFor(() => s.closed.includes(0), 5000, 'the stream connection closed at its end');
+    await s.close();
+  });
+
+  it('fails a stream whose connection breaks, and ends one aborted (abort() or its signal)', async () => {
+    const s = await rawServer((req, socket) => {
+      socket.write('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n');
+      if (req.path === '/break') setImmediate(() => socket.destroy());
+    });
+    const a = agent();
+    const broken = await a.stream(`${s.url}/break`, { method: 'GET', headers: {} });
+    const got: string[] = [];
+    await assert.rejects(
+      (async () => {
+        for await (const c of broken.body) got.push(String(c));
+      })(),
+      (e: NodeJS.ErrnoException) => e.code === 'ECONNRESET',
+    );
+    assert.deepEqual(got, ['hello']);
+
+    const aborted = await a.stream(`${s.url}/held`, { method: 'GET', headers: {} });
+    const reading = (async () => {
+      for await (const _ of aborted.body) aborted.abort();
+    })();
+    await assert.rejects(reading, (e: NodeJS.ErrnoException) => e.code === 'ABORT_ERR');
+
+    const ac = new AbortController();
+    const signalled = await a.stream(`${s.url}/held`, { method: 'GET', headers: {}, signal: ac.signal });
+    const it = signalled.body[Symbol.asyncIterator]();
+    assert.equal(String((await it.next()).value), 'hello');
+    const next = it.next();
+    ac.abort(new Error('watch stopped'));
+    await assert.rejects(next, /watch stopped/);
+    await waitFor(() => s.closed.length === 3, 5000, 'every stream connection closed');
+    await s.close();
+  });
+
   it('close() answers what is in flight and queued, then refuses; destroy() fails what is left', async () => {
     const held: Array<() => void> = [];
     const s = await rawServer((req, socket) => held.push(() => socket.write(ok(JSON.stringify(req.path)))));

@@ -1,8 +1,9 @@
 /**
- * A small HTTP/1.1 client for requests whose response is read whole (the
- * REST client's; watches and other streams stay on undici): kept-alive
- * connections per origin, at most `connections` of them at once, requests
- * beyond that queued in order; one request at a time on a connection.
+ * A small HTTP/1.1 client for the REST client: requests whose response is
+ * read whole on kept-alive connections per origin, at most `connections` of
+ * them at once, requests beyond that queued in order, one request at a time
+ * on a connection; and streams (watches), each on a connection of its own,
+ * whose body is handed over chunk by chunk as it arrives.
  *
  * Why not undici for these: a controller manager sends thousands of small
  * requests, and undici's general machinery (a request object with its
@@ -49,8 +50,20 @@ export interface Http1AgentOptions {
   tls?: { secureContext?: SecureContext; rejectUnauthorized?: boolean; servername?: string };
 }
 
+/** A response whose body is read as it arrives. */
+export interface StreamedResponse {
+  statusCode: number;
+  headers: Record<string, string | string[]>;
+  /** The body's chunks (de-chunked); iteration fails when the connection breaks before the body's end. */
+  body: AsyncIterable<Buffer>;
+  /** Closes the connection; an iteration in progress fails with code ABORT_ERR. */
+  abort(): void;
+}
+
 export interface Http1Agent {
   request(url: string, req: Http1Request): Promise<BufferedResponse>;
+  /** A request on a connection of its own (not counted in `connections`), resolved once the headers are in. */
+  stream(url: string, req: Http1Request): Promise<StreamedResponse>;
   /** Stops taking requests; resolves once those queued and in flight are answered and every connection is closed. */
   close(): Promise<void>;
   /** Closes every connection now; requests queued or in flight reject. */
@@ -79,24 +92,26 @@ function codedError(message: string, code: string): Error {
 export function newHttp1Agent(opts: Http1AgentOptions): Http1Agent {
   const pools = new Map<string, Pool>();
   let state: 'open' | 'closing' | 'destroyed' = 'open';
+  const send = (url: string, req: Http1Request, stream: boolean): Promise<unknown> => {
+    if (state !== 'open') return Promise.reject(new Error(state === 'closing' ? 'the client is closed' : 'the client is destroyed'));
+    if (req.signal?.aborted) return Promise.reject(req.signal.reason);
+    let ex: Exchange;
+    let pool: Pool;
+    try {
+      const u = new URL(url);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`unsupported protocol ${u.protocol}`);
+      pool = pools.get(u.origin) ?? newPool(u);
+      ex = new Exchange(req, requestHead(req, u), stream);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const done = ex.promise;
+    pool.submit(ex);
+    return done;
+  };
   return {
-    request(url, req) {
-      if (state !== 'open') return Promise.reject(new Error(state === 'closing' ? 'the client is closed' : 'the client is destroyed'));
-      if (req.signal?.aborted) return Promise.reject(req.signal.reason);
-      let ex: Exchange;
-      let pool: Pool;
-      try {
-        const u = new URL(url);
-        if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`unsupported protocol ${u.protocol}`);
-        pool = pools.get(u.origin) ?? newPool(u);
-        ex = new Exchange(req, requestHead(req, u));
-      } catch (err) {
-        return Promise.reject(err);
-      }
-      const done = ex.promise;
-      pool.submit(ex);
-      return done;
-    },
+    request: (url, req) => send(url, req, false) as Promise<BufferedResponse>,
+    stream: (url, req) => send(url, req, true) as Promise<StreamedResponse>,
     async close() {
       if (state === 'open') state = 'closing';
       await Promise.all([...pools.values()].map((p) => p.close()));
@@ -150,11 +165,13 @@ function requestHead(req: Http1Request, u: URL): { text: string; ascii: boolean 
   return { text: text + '\r\n', ascii };
 }
 
-/** One request and its settlement. */
+/** One request and its settlement: the whole response, or for a stream the response once its headers are in. */
 class Exchange {
-  readonly promise: Promise<BufferedResponse>;
-  resolve!: (res: BufferedResponse) => void;
+  readonly promise: Promise<BufferedResponse | StreamedResponse>;
+  resolve!: (res: BufferedResponse | StreamedResponse) => void;
   reject!: (err: unknown) => void;
+  /** A stream's body, once its headers are in. */
+  body: BodyStream | undefined;
   settled = false;
   /** Sent again after a reused connection closed without answering. */
   resent = false;
@@ -165,8 +182,9 @@ class Exchange {
   constructor(
     readonly req: Http1Request,
     readonly head: { text: string; ascii: boolean },
+    readonly stream: boolean,
   ) {
-    this.promise = new Promise<BufferedResponse>((resolve, reject) => {
+    this.promise = new Promise<BufferedResponse | StreamedResponse>((resolve, reject) => {
       this.resolve = resolve;
       this.reject = reject;
     });
@@ -176,20 +194,33 @@ class Exchange {
     return this.req.method === 'GET' || this.req.method === 'HEAD';
   }
 
-  finish(err: unknown, res?: BufferedResponse): void {
+  finish(err: unknown, res?: BufferedResponse | StreamedResponse): void {
     if (this.settled) return;
     this.settled = true;
-    if (this.onAbort) this.req.signal?.removeEventListener('abort', this.onAbort);
+    // A stream's signal still aborts its body.
+    if (!res || !this.stream) this.unlisten();
     if (res) this.resolve(res);
     else this.reject(err);
+  }
+
+  /** A stream's body ended. */
+  ended(): void {
+    this.unlisten();
+  }
+
+  private unlisten(): void {
+    if (this.onAbort) this.req.signal?.removeEventListener('abort', this.onAbort);
+    this.onAbort = undefined;
   }
 }
 
 class Pool {
   readonly idle: Conn[] = [];
   readonly queue: Exchange[] = [];
-  /** Connections open or opening. */
+  /** Connections open or opening, for requests read whole. */
   readonly conns = new Set<Conn>();
+  /** Connections of streams. */
+  readonly streams = new Set<Conn>();
   closing = false;
   private closed: (() => void) | undefined;
   readonly host: string;
@@ -216,9 +247,16 @@ class Pool {
         const i = this.queue.indexOf(ex);
         if (i >= 0) this.queue.splice(i, 1);
         ex.finish(signal.reason);
+        ex.body?.end(signal.reason);
         ex.conn?.destroy();
       };
       signal.addEventListener('abort', ex.onAbort, { once: true });
+    }
+    if (ex.stream) {
+      const conn = new Conn(this);
+      this.streams.add(conn);
+      conn.run(ex);
+      return;
     }
     let conn = this.idle.pop();
     while (conn && conn.dead) conn = this.idle.pop();
@@ -247,27 +285,32 @@ class Pool {
 
   /** A connection that closed. */
   gone(conn: Conn): void {
+    if (this.streams.delete(conn)) {
+      if (this.conns.size === 0 && this.streams.size === 0 && this.closed) this.closed();
+      return;
+    }
     this.conns.delete(conn);
     const i = this.idle.indexOf(conn);
     if (i >= 0) this.idle.splice(i, 1);
     let next = this.queue.shift();
     while (next && next.settled) next = this.queue.shift();
     if (next) this.open().run(next);
-    else if (this.conns.size === 0 && this.closed) this.closed();
+    else if (this.conns.size === 0 && this.streams.size === 0 && this.closed) this.closed();
   }
 
+  /** Streams in progress go on to their end. */
   close(): Promise<void> {
     this.closing = true;
     for (const c of this.idle.splice(0)) c.destroy();
-    if (this.conns.size === 0) return Promise.resolve();
+    if (this.conns.size === 0 && this.streams.size === 0) return Promise.resolve();
     return new Promise((resolve) => (this.closed = resolve));
   }
 
   destroy(): Promise<void> {
     this.closing = true;
     for (const ex of this.queue.splice(0)) ex.finish(new Error('the client is destroyed'));
-    const done = this.conns.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => (this.closed = resolve));
-    for (const c of [...this.conns]) c.destroy();
+    const done = this.conns.size === 0 && this.streams.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => (this.closed = resolve));
+    for (const c of [...this.conns, ...this.streams]) c.destroy();
     return done;
   }
 }
@@ -306,6 +349,8 @@ class Conn {
   private reusable = true;
   private chunk = Chunk.Size;
   private line = '';
+  /** A stream's reader closed it. */
+  private aborted = false;
 
   constructor(private readonly pool: Pool) {
     const o = pool.opts;
@@ -466,6 +511,19 @@ class Conn {
       this.reusable = false;
     }
     this.headDone = true;
+    const ex = this.ex!;
+    if (ex.stream) {
+      const body = (ex.body = new BodyStream(this.socket, () => ex.ended()));
+      ex.finish(undefined, {
+        statusCode: code,
+        headers,
+        body,
+        abort: () => {
+          this.aborted = true;
+          this.destroy();
+        },
+      });
+    }
     if (this.mode === Body.None) {
       if (rest.length > 0) this.reusable = false;
       this.complete();
@@ -476,11 +534,11 @@ class Conn {
     switch (this.mode) {
       case Body.Length:
         if (d.length < this.remaining) {
-          this.chunks.push(d);
+          this.take(d);
           this.remaining -= d.length;
         } else {
           if (d.length > this.remaining) this.reusable = false;
-          this.chunks.push(d.length === this.remaining ? d : d.subarray(0, this.remaining));
+          this.take(d.length === this.remaining ? d : d.subarray(0, this.remaining));
           this.remaining = 0;
           this.complete();
         }
@@ -489,7 +547,7 @@ class Conn {
         this.onChunked(d);
         return;
       case Body.UntilClose:
-        this.chunks.push(d);
+        this.take(d);
         return;
       default:
         // After a body-less answer: bytes nobody asked for.
@@ -501,7 +559,7 @@ class Conn {
     while (d.length > 0) {
       if (this.chunk === Chunk.Data) {
         const take = Math.min(this.remaining, d.length);
-        this.chunks.push(take === d.length ? d : d.subarray(0, take));
+        this.take(take === d.length ? d : d.subarray(0, take));
         this.remaining -= take;
         d = d.subarray(take);
         if (this.remaining === 0) this.chunk = Chunk.DataEnd;
@@ -541,11 +599,23 @@ class Conn {
     }
   }
 
+  /** A piece of the body: kept, or handed to the stream. */
+  private take(d: Buffer): void {
+    if (this.ex!.body) this.ex!.body.push(d);
+    else this.chunks.push(d);
+  }
+
   private complete(): void {
     const ex = this.ex!;
     this.ex = undefined;
     ex.conn = undefined;
     this.served++;
+    if (ex.body) {
+      // A stream's connection is its own: it ends with the body.
+      ex.body.end(undefined);
+      this.destroy();
+      return;
+    }
     ex.finish(undefined, this.response());
     if (this.dead) return;
     if (this.reusable) this.pool.release(this);
@@ -573,8 +643,11 @@ class Conn {
     this.ex = undefined;
     if (ex) {
       ex.conn = undefined;
-      if (!err && this.headDone && this.mode === Body.UntilClose) {
-        // The end of the connection is the end of this answer.
+      // The end of the connection is the end of an answer read to the close.
+      const clean = !err && this.headDone && this.mode === Body.UntilClose;
+      if (ex.body) {
+        ex.body.end(clean ? undefined : (err ?? codedError(this.aborted ? 'the stream was aborted' : 'connection closed before the response was complete', this.aborted ? 'ABORT_ERR' : 'ECONNRESET')));
+      } else if (clean) {
         ex.finish(undefined, this.response());
       } else if (!this.received && this.served > 0 && ex.idempotentRead && !ex.resent && !ex.settled) {
         // The server closed the kept connection as idle while the request was on its way: send it on a new one.
@@ -602,6 +675,77 @@ function headerName(raw: string): string {
     if (lowerNames.size < MAX_NAMES) lowerNames.set(raw, name);
   }
   return name;
+}
+
+/** Chunks a stream reads before its connection pauses (TCP then holds the sender back). */
+const STREAM_HIGH_WATER = 16;
+
+/** A stream's body: chunks queued as they arrive, for one reader. */
+class BodyStream implements AsyncIterable<Buffer> {
+  private readonly queue: Buffer[] = [];
+  private ended = false;
+  private error: unknown;
+  private waiter: { resolve: (r: IteratorResult<Buffer>) => void; reject: (err: unknown) => void } | undefined;
+  private paused = false;
+  private iterated = false;
+
+  constructor(
+    private readonly socket: Socket,
+    private readonly onEnd: () => void,
+  ) {}
+
+  push(d: Buffer): void {
+    const w = this.waiter;
+    if (w) {
+      this.waiter = undefined;
+      w.resolve({ value: d, done: false });
+      return;
+    }
+    this.queue.push(d);
+    if (!this.paused && this.queue.length >= STREAM_HIGH_WATER) {
+      this.paused = true;
+      this.socket.pause();
+    }
+  }
+
+  /** The body is complete (no error) or broke. */
+  end(err: unknown): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.onEnd();
+    this.error = err;
+    const w = this.waiter;
+    if (!w) return;
+    this.waiter = undefined;
+    if (err) w.reject(err);
+    else w.resolve({ value: undefined, done: true });
+  }
+
+  private next(): Promise<IteratorResult<Buffer>> {
+    const d = this.queue.shift();
+    if (d) {
+      if (this.paused && this.queue.length === 0) {
+        this.paused = false;
+        this.socket.resume();
+      }
+      return Promise.resolve({ value: d, done: false });
+    }
+    if (this.ended) return this.error ? Promise.reject(this.error) : Promise.resolve({ value: undefined, done: true });
+    return new Promise((resolve, reject) => (this.waiter = { resolve, reject }));
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<Buffer> {
+    if (this.iterated) throw new Error('a response body can be read only once');
+    this.iterated = true;
+    return {
+      next: () => this.next(),
+      // A reader that stops early (break, return) closes the connection.
+      return: () => {
+        if (!this.ended) this.socket.destroy();
+        return Promise.resolve({ value: undefined, done: true });
+      },
+    };
+  }
 }
 
 /** A Content-Length's value; repeated or listed values must agree (RFC 9110 8.6); -1 when invalid. */

@@ -9,7 +9,6 @@
  * passes the rate limiter. A 401 while using an exec plugin credential runs
  * the plugin again and retries once.
  */
-import { request as undiciRequest } from './undici.js';
 import type { Clock } from '../util/clock/clock.js';
 import { realClock } from '../util/clock/clock.js';
 import { newLogger, type Logger } from '../util/log/logger.js';
@@ -233,9 +232,13 @@ class RestClientImpl implements RestClient {
         path,
         opts,
         ac.signal,
-        (cert) => this.transport.streams(cert),
-        (dispatcher, url, init) => undiciRequest(url, { ...init, dispatcher, reset: false }),
-        (r) => r.body.text(),
+        (cert) => this.transport.requests(cert),
+        (agent, url, init) => agent.stream(url, init),
+        async (r) => {
+          const chunks: Buffer[] = [];
+          for await (const c of r.body) chunks.push(c);
+          return Buffer.concat(chunks).toString('utf8');
+        },
       );
       return {
         statusCode: res.statusCode,

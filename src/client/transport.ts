@@ -1,12 +1,11 @@
 /**
- * Kept-alive connections per RestConfig, carrying its TLS settings: an
- * Http1Agent for requests read whole, an undici Agent for streams. New agents
- * are made only when the client certificate changes (exec plugins that return
- * certificates); the old ones finish their requests and close.
+ * Kept-alive connections per RestConfig, carrying its TLS settings (an
+ * Http1Agent). A new agent is made only when the client certificate changes
+ * (exec plugins that return certificates); the old one finishes its requests
+ * and streams and closes.
  */
 import { readFile } from 'node:fs/promises';
 import { createSecureContext } from 'node:tls';
-import { Agent, type Dispatcher } from './undici.js';
 import { newHttp1Agent, type Http1Agent } from './http1.js';
 import type { TlsConfig } from './rest-config.js';
 
@@ -17,14 +16,12 @@ export interface ClientCertificate {
 
 export interface Transport {
   /**
-   * The agent for requests read whole; pass the exec plugin's certificate
-   * when there is one. They share at most REQUEST_CONNECTIONS kept-alive
+   * The agent; pass the exec plugin's certificate when there is one.
+   * Requests read whole share at most REQUEST_CONNECTIONS kept-alive
    * connections, so bursts queue on open connections instead of each opening
-   * (and TLS-handshaking) a new one.
+   * (and TLS-handshaking) a new one; streams (watches) hold one each.
    */
   requests(override?: ClientCertificate): Promise<Http1Agent>;
-  /** The dispatcher for streams (watches, logs, upgrades): connections without limit, as each holds one for long. */
-  streams(override?: ClientCertificate): Promise<Dispatcher>;
   /** Closes every connection; requests after this fail. */
   close(): Promise<void>;
 }
@@ -78,7 +75,6 @@ export function newTransport(tls: TlsConfig, opts: { share?: boolean; socketPath
   let closed = false;
   return {
     requests: (override) => (closed ? Promise.reject(new Error('transport is closed')) : e.transport.requests(override)),
-    streams: (override) => (closed ? Promise.reject(new Error('transport is closed')) : e.transport.streams(override)),
     async close() {
       if (closed) return;
       closed = true;
@@ -91,7 +87,7 @@ export function newTransport(tls: TlsConfig, opts: { share?: boolean; socketPath
 
 function newOwnTransport(tls: TlsConfig, socketPath?: string, connections = REQUEST_CONNECTIONS): Transport {
   let material: Promise<TlsMaterial> | undefined;
-  let current: { agent: Http1Agent; streams: Agent; cert?: string; key?: string } | undefined;
+  let current: { agent: Http1Agent; cert?: string; key?: string } | undefined;
   let closed = false;
   // Files are read once; a failed read is retried by the next request.
   const load = () => {
@@ -125,26 +121,20 @@ function newOwnTransport(tls: TlsConfig, socketPath?: string, connections = REQU
     const old = current;
     current = {
       agent: newHttp1Agent({ connections, keepAliveTimeoutMs: KEEP_ALIVE_MS, ...(socketPath ? { socketPath } : {}), tls: connect }),
-      // Watches idle for long; per-request timeouts are set by the caller.
-      streams: new Agent({ keepAliveTimeout: KEEP_ALIVE_MS, bodyTimeout: 0, headersTimeout: 0, connect: { ...(socketPath ? { socketPath } : {}), ...connect } }),
       cert,
       key,
     };
-    // Let requests in flight on the old agents finish.
-    if (old) {
-      void old.agent.close().catch(() => undefined);
-      void old.streams.close().catch(() => undefined);
-    }
+    // Let requests and streams in flight on the old agent finish.
+    if (old) void old.agent.close().catch(() => undefined);
     return current;
   };
   return {
     requests: async (override) => (await agents(override)).agent,
-    streams: async (override) => (await agents(override)).streams,
     async close() {
       closed = true;
       const c = current;
       current = undefined;
-      if (c) await Promise.all([c.agent.destroy(), c.streams.destroy()]);
+      if (c) await c.agent.destroy();
     },
   };
 }
