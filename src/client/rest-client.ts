@@ -20,7 +20,8 @@ import { parseWarnings, responseError, type RequestTarget } from './response-err
 import type { Status } from '../api/types.js';
 import type { RestConfig } from './rest-config.js';
 import { newFileTokenSource, type TokenSource } from './token-source.js';
-import { newTransport, type ClientCertificate, type Transport } from './transport.js';
+import { newTransport, type Transport } from './transport.js';
+import type { Http1Agent } from './http1.js';
 import { omitManagedFields } from './watch-decoder.js';
 import type { Registry } from 'prom-client';
 
@@ -190,7 +191,6 @@ class RestClientImpl implements RestClient {
         path,
         opts,
         signal,
-        (cert) => this.transport.requests(cert),
         (agent, url, init) => agent.request(url, init),
         (r) => Promise.resolve(r.body.toString('utf8')),
       );
@@ -225,14 +225,11 @@ class RestClientImpl implements RestClient {
     const onAbort = () => ac.abort(opts.signal?.reason);
     opts.signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      // reset: false keeps the connection after a DELETE with a body (undici closes it by default for methods that
-      // "expect no payload"): an API server answers it like any request, as Go's client assumes.
       const res = await this.send(
         method,
         path,
         opts,
         ac.signal,
-        (cert) => this.transport.requests(cert),
         (agent, url, init) => agent.stream(url, init),
         async (r) => {
           const chunks: Buffer[] = [];
@@ -268,16 +265,15 @@ class RestClientImpl implements RestClient {
   }
 
   /**
-   * Sends with retries through `perform` on the agent `agent` gives for the credential's client certificate; resolves
+   * Sends with retries through `perform` on the transport's agent for the credential's client certificate; resolves
    * with a 2xx response (its body unread when `perform` streams it). `errorText` reads an error response's body.
    */
-  private async send<A, R extends { statusCode: number; headers: Record<string, string | string[] | undefined> }>(
+  private async send<R extends { statusCode: number; headers: Record<string, string | string[] | undefined> }>(
     method: HttpMethod,
     path: string,
     opts: RequestOptions,
     signal: AbortSignal | undefined,
-    agent: (cert: ClientCertificate | undefined) => Promise<A>,
-    perform: (agent: A, url: string, init: { method: HttpMethod; headers: Record<string, string>; body?: string | Buffer; signal?: AbortSignal }) => Promise<R>,
+    perform: (agent: Http1Agent, url: string, init: { method: HttpMethod; headers: Record<string, string>; body?: string | Buffer; signal?: AbortSignal }) => Promise<R>,
     errorText: (res: R) => Promise<string>,
   ): Promise<R> {
     const url = buildUrl(this.config.host, path, opts.query);
@@ -298,20 +294,20 @@ class RestClientImpl implements RestClient {
       };
       if (contentType) headers['content-type'] = contentType;
       let cred: ExecCredential | undefined;
-      let via: A;
+      let agent: Http1Agent;
       try {
         cred = this.exec ? await this.exec.get() : undefined;
         const token = cred?.token ?? (this.tokenFile ? await this.tokenFile.token() : this.config.auth.bearerToken);
         if (token) headers.authorization = `Bearer ${token}`;
         else if (this.basic) headers.authorization = `Basic ${this.basic}`;
-        via = await agent(cred?.clientCertificateData ? { cert: cred.clientCertificateData, key: cred.clientKeyData! } : undefined);
+        agent = await this.transport.requests(cred?.clientCertificateData ? { cert: cred.clientCertificateData, key: cred.clientKeyData! } : undefined);
       } catch (err) {
         throw new Error(`${method} ${url}: getting credentials: ${(err as Error).message}`, { cause: err });
       }
       const start = this.clock.now();
       let res: R;
       try {
-        res = await perform(via, url, { method, headers, ...(body !== undefined ? { body } : {}), ...(signal ? { signal } : {}) });
+        res = await perform(agent, url, { method, headers, ...(body !== undefined ? { body } : {}), ...(signal ? { signal } : {}) });
       } catch (err) {
         this.metrics.requestResult('<error>', method, this.host);
         this.metrics.requestLatency(method, this.host, this.clock.since(start) / 1000);
