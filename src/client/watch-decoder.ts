@@ -24,6 +24,13 @@ export interface JsonStreamDecoderOptions {
 
 const BACKSLASH = 0x5c;
 
+/** Whether the quote at `q` closes the string opened at `open`: an even number of backslashes precedes it. */
+function closesString(text: string, q: number, open: number): boolean {
+  let b = q - 1;
+  while (b > open && text.charCodeAt(b) === BACKSLASH) b--;
+  return (q - 1 - b) % 2 === 0;
+}
+
 /** Whether the key `"name":` ends just before `pos` (and its opening quote is not an escaped one). */
 function keyBefore(buf: string, pos: number, quotedKey: string): boolean {
   const at = pos - quotedKey.length;
@@ -92,10 +99,8 @@ export function newJsonStreamDecoder(opts: JsonStreamDecoderOptions = {}): JsonS
             pos = buf.length;
             break;
           }
-          let b = q - 1;
-          while (b > stringAt && buf.charCodeAt(b) === BACKSLASH) b--;
           pos = q + 1;
-          if ((q - 1 - b) % 2 === 0) {
+          if (closesString(buf, q, stringAt)) {
             // A key of metadata (after a comma) named managedFields: a candidate for cutting.
             if (inMetadata && depth === 3 && cutFrom < 0 && q - stringAt === 14 && buf.charCodeAt(stringAt - 1) === 0x2c /* , */ && buf.startsWith('managedFields', stringAt + 1)) {
               cutFrom = stringAt - 1;
@@ -185,9 +190,7 @@ function endOfContainer(text: string, open: number): number {
       for (;;) {
         q = text.indexOf('"', q + 1);
         if (q < 0) return -1;
-        let b = q - 1;
-        while (text.charCodeAt(b) === BACKSLASH) b--;
-        if ((q - 1 - b) % 2 === 0) break;
+        if (closesString(text, q, i)) break;
       }
       i = q;
     } else if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
