@@ -27,7 +27,9 @@ describe('event broadcaster', () => {
     const [e] = fake.storedList<Event & KubeObject>(GVR.events, 'ns');
     assert.ok(e);
     assert.match(e.metadata!.name!, /^web\.[0-9a-f]+$/);
-    assert.equal(e.metadata!.name, `web.${(BigInt(Date.parse('2024-03-01T00:00:00Z')) * 1000000n).toString(16)}`);
+    // Unix nanoseconds: the clock's millisecond, with a sub-millisecond part.
+    const nanos = BigInt(`0x${e.metadata!.name!.slice('web.'.length)}`);
+    assert.equal(nanos / 1000000n, BigInt(Date.parse('2024-03-01T00:00:00Z')));
     assert.deepEqual(e.involvedObject, { kind: 'ReplicaSet', namespace: 'ns', name: 'web', uid: 'u1', apiVersion: 'apps/v1', resourceVersion: '5' });
     assert.equal(e.reason, 'SuccessfulCreate');
     assert.equal(e.message, 'Created pod: web-abcde');
@@ -38,6 +40,23 @@ describe('event broadcaster', () => {
     assert.deepEqual(e.source, { component: 'replicaset-controller', host: 'node-1' });
     assert.equal(e.reportingComponent, 'replicaset-controller');
     assert.equal(e.reportingInstance, 'node-1');
+    await b.shutdown();
+  });
+
+  it('names events of two broadcasters about one object in the same millisecond apart (both are written)', async () => {
+    const clock = new FakeClock('2024-03-01T00:00:00Z');
+    const fake = newFakeClient({ clock });
+    const a = newEventBroadcaster({ client: fake, clock });
+    const b = newEventBroadcaster({ client: fake, clock });
+    a.newRecorder({ component: 'volume-expand' }).event(rs, 'Normal', 'ExternalExpanding', 'waiting for an external controller to expand this PVC');
+    b.newRecorder({ component: 'resizer' }).event(rs, 'Normal', 'Resizing', 'External resizer is resizing volume pv-1');
+    await quiet(async () => {
+      await a.whenIdle();
+      await b.whenIdle();
+    });
+    const reasons = fake.storedList<Event & KubeObject>(GVR.events, 'ns').map((e) => e.reason);
+    assert.deepEqual(reasons.sort(), ['ExternalExpanding', 'Resizing']);
+    await a.shutdown();
     await b.shutdown();
   });
 

@@ -16,7 +16,7 @@ import { isAlreadyExists, isNotFound, isStatusError } from '../../client/errors.
 import type { Client } from '../../client/interfaces.js';
 import { rfc3339, type Clock } from '../../util/clock/clock.js';
 import { newLogger, type Logger } from '../../util/log/logger.js';
-import { newEventCorrelator, type EventCorrelator } from './event-correlator.js';
+import { eventNanos, newEventCorrelator, type EventCorrelator } from './event-correlator.js';
 import { sprintf } from './format.js';
 import type { EventBroadcaster, EventRecorder, EventSource, EventTarget, EventType } from './interfaces.js';
 import { deepCopy } from '../../util/json/deep-copy.js';
@@ -120,7 +120,7 @@ class Broadcaster implements EventBroadcaster {
 
   /** `<name>.<hex unix nanos>`, strictly increasing so two events never share a name. */
   private eventName(objectName: string): string {
-    let nanos = BigInt(this.clock.now()) * 1000000n;
+    let nanos = eventNanos(this.clock);
     if (nanos <= this.lastNanos) nanos = this.lastNanos + 1n;
     this.lastNanos = nanos;
     return `${objectName}.${nanos.toString(16)}`;

@@ -18,6 +18,17 @@ import { rfc3339 } from '../../util/clock/clock.js';
 import { TokenBucket } from '../../util/workqueue/token-bucket.js';
 import { deepCopy } from '../../util/json/deep-copy.js';
 
+/**
+ * An event name's time, in Unix nanoseconds: the clock's milliseconds and the
+ * sub-millisecond part of the process's high-resolution timer (client-go names
+ * events by time.Now().UnixNano(); with milliseconds alone, two components
+ * recording about one object in the same millisecond chose the same name and
+ * the second event was refused as AlreadyExists).
+ */
+export function eventNanos(clock: Clock): bigint {
+  return BigInt(clock.now()) * 1000000n + (process.hrtime.bigint() % 1000000n);
+}
+
 export const MAX_LRU_CACHE_ENTRIES = 4096;
 /** Distinct messages of similar events before aggregation starts. */
 export const DEFAULT_AGGREGATE_MAX_EVENTS = 10;
@@ -138,7 +149,7 @@ class Correlator implements EventCorrelator {
     this.maxIntervalMs = (opts.maxIntervalSeconds ?? DEFAULT_AGGREGATE_INTERVAL_SECONDS) * 1000;
     this.burst = opts.spamBurst ?? DEFAULT_SPAM_BURST;
     this.qps = opts.spamQps ?? DEFAULT_SPAM_QPS;
-    this.newName = opts.newName ?? ((n) => `${n}.${(BigInt(this.clock.now()) * 1000000n).toString(16)}`);
+    this.newName = opts.newName ?? ((n) => `${n}.${eventNanos(this.clock).toString(16)}`);
   }
 
   correlate(newEvent: Event): CorrelateResult {
