@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import fs, { mkdtempSync, rmSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -8,6 +9,12 @@ import { openSqliteStorage } from './sqlite.js';
 import { runStorageSuite } from './storage.suite.js';
 import type { Storage } from './storage.js';
 import { LazyStoredObject, hasLazyList, jsonTextOf, rememberView, storedText } from './stored-object.js';
+import { setLogOutput } from '../../util/log/logger.js';
+
+function quietly<T>(fn: () => Promise<T>): Promise<T> {
+  const restore = setLogOutput(() => {});
+  return fn().finally(() => setLogOutput(restore));
+}
 
 function tempDir(): string {
   return mkdtempSync(join(tmpdir(), 'kcm-sqlite-'));
@@ -253,5 +260,185 @@ describe('sqlite storage', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  describe('the write-ahead log sync', () => {
+    /** A storage whose WAL syncs complete when the test says. */
+    function manualSync(dir: string) {
+      const syncs: ((err?: Error) => void)[] = [];
+      const s = openSqliteStorage(dir, { syncWal: (done) => syncs.push(done) });
+      return { s, syncs };
+    }
+    const key = (n: string) => `/registry/configmaps/default/${n}`;
+    const cm = (n: string, v = '1') => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: n }, data: { v } });
+    const tick = () => new Promise<void>((r) => setImmediate(r));
+
+    it('acknowledges, shows and dispatches a committed batch only after a sync that covers it, in revision order', async () => {
+      const dir = tempDir();
+      try {
+        const { s, syncs } = manualSync(dir);
+        const settled: string[] = [];
+        const track = <T>(name: string, p: Promise<T>) =>
+          p.then(
+            (v) => (settled.push(name), v),
+            (e: unknown) => (settled.push(`${name}:${(e as { code?: string }).code}`), undefined),
+          );
+        const events: string[] = [];
+        s.watch('/registry/', 0, (e) => events.push(`${e.type} ${e.key.split('/').pop()} ${e.revision}`));
+        const a = track('a', s.create(key('a'), cm('a')));
+        await tick();
+        assert.equal(syncs.length, 1, 'the first batch is committed and its sync started');
+        assert.equal(s.currentRevision(), 0);
+        assert.equal(await s.get(key('a')), undefined, 'not readable before the sync');
+        assert.deepEqual((await s.list('/registry/')).items, []);
+        assert.ok(hasLazyList(s));
+        assert.deepEqual(s.listLazy('/registry/').items, []);
+        // Committed while the first sync runs, checked against the unsynced create: a sync of its own.
+        const again = track('a-again', s.create(key('a'), cm('a')));
+        const b = track('b', s.create(key('b'), cm('b')));
+        await tick();
+        assert.equal(syncs.length, 2);
+        // A third batch waits: two syncs run at most.
+        const c = track('c', s.update(key('a'), cm('a', '2'), { revision: 1 }));
+        await tick();
+        assert.equal(syncs.length, 2);
+        assert.deepEqual(settled, []);
+        assert.deepEqual(events, []);
+        // A watch started now replays nothing unsynced.
+        const late: number[] = [];
+        s.watch('/registry/', 0, (e) => late.push(e.revision));
+        await tick();
+        assert.deepEqual(late, []);
+
+        // The second sync ends first: it covers the first batch too (written before it started).
+        syncs[1]!();
+        await Promise.all([a, again, b]);
+        assert.deepEqual(settled.sort(), ['a', 'a-again:KeyExists', 'b']);
+        assert.equal(s.currentRevision(), 2);
+        assert.equal(((await s.get(key('a')))?.object as { data?: Record<string, string> } | undefined)?.data?.['v'], '1');
+        assert.deepEqual(events, ['ADDED a 1', 'ADDED b 2']);
+        assert.equal(syncs.length, 3, 'the waiting batch gets the free sync');
+        syncs[0]!();
+        await tick();
+        assert.equal(settled.length, 3, 'the first sync ending late changes nothing');
+        syncs[2]!();
+        await c;
+        assert.deepEqual(events, ['ADDED a 1', 'ADDED b 2', 'MODIFIED a 3']);
+        assert.deepEqual(late, [1, 2, 3], 'the late watcher gets each write once');
+        assert.equal(s.currentRevision(), 3);
+        assert.equal(syncs.length, 3);
+        await s.close();
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    it('lists for a cache the synced state while later writes await their sync', async () => {
+      const dir = tempDir();
+      try {
+        const { s, syncs } = manualSync(dir);
+        const first = Promise.all([s.create(key('a'), cm('a')), s.create(key('b'), cm('b'))]);
+        await tick();
+        syncs[0]!();
+        await first;
+        const later = Promise.all([s.update(key('a'), cm('a', '2')), s.delete(key('b')), s.create(key('c'), cm('c'))]);
+        await tick();
+        assert.ok(hasLazyList(s));
+        const items = s.listLazy('/registry/').items;
+        assert.deepEqual(items.map((i) => [i.key, i.revision]), [[key('a'), 1], [key('b'), 2]]);
+        assert.equal((items[0]!.object as { data?: Record<string, string> }).data?.['v'], '1');
+        syncs[1]!();
+        await later;
+        assert.deepEqual(s.listLazy('/registry/').items.map((i) => [i.key, i.revision]), [[key('a'), 3], [key('c'), 5]]);
+        await s.close();
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    it('fails the writes of a failed sync, which stay written and seen by watchers', async () => {
+      const dir = tempDir();
+      try {
+        const { s, syncs } = manualSync(dir);
+        const events: string[] = [];
+        s.watch('/registry/', 0, (e) => events.push(`${e.type} ${e.revision}`));
+        const a = s.create(key('a'), cm('a')).then(
+          () => assert.fail('acknowledged'),
+          (err: unknown) => err as { code?: string; message: string },
+        );
+        await quietly(async () => {
+          await tick();
+          syncs[0]!(new Error('EIO: i/o error, fdatasync'));
+          const err = await a;
+          assert.equal(err.code, 'Internal');
+          assert.match(err.message, /could not be synced to disk.*EIO/);
+        });
+        assert.deepEqual(events, ['ADDED 1']);
+        assert.equal((await s.get(key('a')))?.revision, 1);
+        // the next write syncs again
+        const b = s.create(key('b'), cm('b'));
+        await tick();
+        syncs[1]!();
+        assert.equal((await b).revision, 2);
+        await s.close();
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    it('closes after the unsynced writes are synced, refusing new ones meanwhile', async () => {
+      const dir = tempDir();
+      try {
+        const { s, syncs } = manualSync(dir);
+        const a = s.create(key('a'), cm('a'));
+        await tick();
+        const closed = s.close();
+        await assert.rejects(s.create(key('b'), cm('b')), (err: unknown) => (err as { code?: string }).code === 'Closed');
+        let done = false;
+        void closed.then(() => (done = true));
+        await tick();
+        assert.equal(done, false, 'close waits for the sync');
+        syncs[0]!();
+        assert.equal((await a).revision, 1);
+        await closed;
+        const again = openSqliteStorage(dir, { syncWal: (d) => d() });
+        assert.equal((await again.get(key('a')))?.revision, 1);
+        assert.equal(await again.get(key('b')), undefined);
+        await again.close();
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    it('fdatasyncs the WAL file by default before acknowledging, once per group of batches', async () => {
+      const dir = tempDir();
+      const real = fs.fdatasync;
+      const synced: number[] = [];
+      const ackedAtSync: number[] = [];
+      let acked = 0;
+      (fs as { fdatasync: typeof fs.fdatasync }).fdatasync = ((fd: number, cb: (err: NodeJS.ErrnoException | null) => void) => {
+        synced.push(fs.fstatSync(fd).ino);
+        ackedAtSync.push(acked);
+        real(fd, cb);
+      }) as typeof fs.fdatasync;
+      syncBuiltinESMExports();
+      try {
+        const s = openSqliteStorage(dir);
+        for (let i = 0; i < 3; i++) await Promise.all(Array.from({ length: 20 }, (_, j) => s.create(key(`c${i}-${j}`), cm('x')).then(() => acked++)));
+        assert.equal(acked, 60);
+        assert.equal(synced.length, 3, 'one sync per awaited batch');
+        assert.deepEqual(ackedAtSync, [0, 20, 40], 'each batch acknowledged after its sync');
+        const wal = fs.statSync(join(dir, 'kcm.db-wal')).ino;
+        assert.deepEqual(synced, [wal, wal, wal]);
+        await s.close();
+        const db = new Database(join(dir, 'kcm.db'), { readonly: true });
+        assert.equal(db.prepare('SELECT count(*) FROM kv').pluck().get() as number, 60);
+        db.close();
+      } finally {
+        (fs as { fdatasync: typeof fs.fdatasync }).fdatasync = real;
+        syncBuiltinESMExports();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
   });
 });
