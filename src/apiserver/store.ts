@@ -41,6 +41,8 @@ export interface WriteOptions {
   prepare?: 'none';
   /** The request's options and warning sink, for admission webhooks. */
   admission?: AdmissionRequestInfo;
+  /** create: the input is the caller's to give away (decoded for this request): the store changes it instead of a copy. */
+  owned?: boolean;
 }
 
 export interface StoreDeps {
@@ -187,7 +189,7 @@ export class Store {
    * everything but the write.
    */
   async create(r: ServedResource, ns: string, input: KubeObject, opts: WriteOptions): Promise<KubeObject> {
-    const obj = deepCopy(input);
+    const obj = opts.owned ? input : deepCopy(input);
     const m = meta(obj);
     obj.apiVersion = apiVersionOf(r.group, r.version);
     obj.kind = r.kind;

@@ -14,6 +14,7 @@ export async function handleCreate(s: RequestScope): Promise<void> {
   const { obj, jsonText } = await readObjectAndText(s);
   checkFields(s, obj, jsonText, undefined, undefined, true);
   trackWrite(s, undefined, obj);
-  const created = await s.server.store.create(s.r, s.namespace, obj, { dryRun, user: s.user, admission: admissionInfo(s, writeOptionsOf(s, 'CreateOptions')) });
+  // obj was decoded for this request: the store may change it rather than copy it.
+  const created = await s.server.store.create(s.r, s.namespace, obj, { dryRun, user: s.user, owned: true, admission: admissionInfo(s, writeOptionsOf(s, 'CreateOptions')) });
   writeRendered(s, 201, created);
 }

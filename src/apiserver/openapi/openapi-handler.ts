@@ -169,7 +169,9 @@ export function createOpenApiHandler(opts: OpenApiHandlerOptions = {}): OpenApiH
     fail(res, 406, 'NotAcceptable', 'the server was unable to respond with a content type that the client supports');
 
   const handler = ((req: IncomingMessage, res: ServerResponse): boolean => {
-    const url = new URL(req.url ?? '/', 'http://apiserver');
+    // Every request passes here: decline the others without parsing their URL.
+    if (!req.url?.startsWith('/openapi')) return false;
+    const url = new URL(req.url, 'http://apiserver');
     const path = url.pathname.replace(/\/+$/, '');
     if (path !== '/openapi/v2' && path !== '/openapi/v3' && !path.startsWith('/openapi/v3/')) return false;
     if (req.method !== 'GET' && req.method !== 'HEAD') {
