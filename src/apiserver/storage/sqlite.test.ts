@@ -356,6 +356,44 @@ describe('sqlite storage', () => {
       }
     });
 
+    it('compacts the readable history while writes await their sync, and reopens with them', async () => {
+      const dir = tempDir();
+      try {
+        const { s, syncs } = manualSync(dir);
+        const first = Promise.all([s.create(key('a'), cm('a')), s.create(key('b'), cm('b'))]);
+        await tick();
+        syncs[0]!();
+        await first;
+        const second = s.update(key('a'), cm('a', '2'));
+        await tick();
+        syncs[1]!();
+        await second;
+        // Unsynced: b deleted and created again, a updated.
+        const later = Promise.all([s.delete(key('b')), s.update(key('a'), cm('a', '3'))]);
+        await tick();
+        const recreated = s.create(key('b'), cm('b', '2'));
+        await tick();
+        await s.compact(3);
+        assert.equal(s.compactedRevision(), 3);
+        assert.equal(((await s.get(key('a')))?.object as { data?: Record<string, string> }).data?.['v'], '2', 'the readable state is unchanged');
+        assert.equal((await s.get(key('b')))?.revision, 2);
+        const events: string[] = [];
+        s.watch('/registry/', 3, (e) => events.push(`${e.type} ${e.key.split('/').pop()} ${e.revision}`));
+        syncs[2]!();
+        syncs[3]!();
+        await later;
+        await recreated;
+        assert.deepEqual(events, ['DELETED b 4', 'MODIFIED a 5', 'ADDED b 6']);
+        await s.close();
+        const again = openSqliteStorage(dir, { syncWal: (d) => d() });
+        assert.deepEqual((await again.list('/registry/')).items.map((i) => [i.key, i.revision]), [[key('a'), 5], [key('b'), 6]]);
+        assert.equal(again.compactedRevision(), 3);
+        await again.close();
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
     it('fails the writes of a failed sync, which stay written and seen by watchers', async () => {
       const dir = tempDir();
       try {
