@@ -272,6 +272,12 @@ describe('sqlite storage', () => {
     const key = (n: string) => `/registry/configmaps/default/${n}`;
     const cm = (n: string, v = '1') => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: n }, data: { v } });
     const tick = () => new Promise<void>((r) => setImmediate(r));
+    /** Lets `writes` commit (one batch), completes the sync that started for them, and waits for them. */
+    async function synced<T>(syncs: ((err?: Error) => void)[], writes: Promise<T>): Promise<T> {
+      await tick();
+      syncs[syncs.length - 1]!();
+      return writes;
+    }
 
     it('acknowledges, shows and dispatches a committed batch only after a sync that covers it, in revision order', async () => {
       const dir = tempDir();
@@ -337,10 +343,7 @@ describe('sqlite storage', () => {
       const dir = tempDir();
       try {
         const { s, syncs } = manualSync(dir);
-        const first = Promise.all([s.create(key('a'), cm('a')), s.create(key('b'), cm('b'))]);
-        await tick();
-        syncs[0]!();
-        await first;
+        await synced(syncs, Promise.all([s.create(key('a'), cm('a')), s.create(key('b'), cm('b'))]));
         const later = Promise.all([s.update(key('a'), cm('a', '2')), s.delete(key('b')), s.create(key('c'), cm('c'))]);
         await tick();
         assert.ok(hasLazyList(s));
@@ -360,14 +363,8 @@ describe('sqlite storage', () => {
       const dir = tempDir();
       try {
         const { s, syncs } = manualSync(dir);
-        const first = Promise.all([s.create(key('a'), cm('a')), s.create(key('b'), cm('b'))]);
-        await tick();
-        syncs[0]!();
-        await first;
-        const second = s.update(key('a'), cm('a', '2'));
-        await tick();
-        syncs[1]!();
-        await second;
+        await synced(syncs, Promise.all([s.create(key('a'), cm('a')), s.create(key('b'), cm('b'))]));
+        await synced(syncs, s.update(key('a'), cm('a', '2')));
         // Unsynced: b deleted and created again, a updated.
         const later = Promise.all([s.delete(key('b')), s.update(key('a'), cm('a', '3'))]);
         await tick();
@@ -414,10 +411,7 @@ describe('sqlite storage', () => {
         assert.deepEqual(events, ['ADDED 1']);
         assert.equal((await s.get(key('a')))?.revision, 1);
         // the next write syncs again
-        const b = s.create(key('b'), cm('b'));
-        await tick();
-        syncs[1]!();
-        assert.equal((await b).revision, 2);
+        assert.equal((await synced(syncs, s.create(key('b'), cm('b')))).revision, 2);
         await s.close();
       } finally {
         rmSync(dir, { recursive: true, force: true });
