@@ -25,8 +25,8 @@
  * settle together. The commit itself does not sync (SQLite's synchronous=
  * NORMAL): the WAL is fdatasync'ed on libuv's thread pool after it (what
  * synchronous=FULL does inside the commit, which blocked the event loop for
- * the disk's flush), one sync for every batch committed while the previous
- * sync ran. A committed batch is in the key index at once (later writes are
+ * the disk's flush): a sync per batch, at most MAX_SYNCS at once, batches
+ * committed while they all run sharing the next. A committed batch is in the key index at once (later writes are
  * checked against it) but stays invisible, above the readable revision
  * (`rev`), until its sync completes: then reads see it, its watch events are
  * dispatched, and its promises settle, batch by batch in revision order, so
