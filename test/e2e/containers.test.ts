@@ -11,7 +11,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { freePort, startKcm, stopChild, waitFor, type KcmProcess } from './harness.js';
+import { freePort, kubectlEnv, startKcm, stopChild, waitFor, type KcmProcess } from './harness.js';
 
 let kcm: KcmProcess;
 before(async () => {
@@ -45,7 +45,7 @@ describe('simulated containers e2e', { timeout: 240_000 }, () => {
       ]),
     );
     await running('ticker');
-    const follow = spawn('kubectl', ['logs', '-f', 'ticker', '-c', 'tick', '-n', 'default'], { env: { ...process.env, KUBECONFIG: kcm.kubeconfigPath } });
+    const follow = spawn('kubectl', ['logs', '-f', 'ticker', '-c', 'tick', '-n', 'default'], { env: kubectlEnv(kcm.kubeconfigPath) });
     let out = '';
     follow.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
     try {
@@ -106,7 +106,7 @@ describe('simulated containers e2e', { timeout: 240_000 }, () => {
     await apply(pod('web', [{ name: 'nginx', image: 'nginx:1.14-alpine', ports: [{ containerPort: 80 }] }]));
     await running('web');
     const port = await freePort();
-    const pf = spawn('kubectl', ['port-forward', 'pod/web', `${port}:80`, '-n', 'default'], { env: { ...process.env, KUBECONFIG: kcm.kubeconfigPath } });
+    const pf = spawn('kubectl', ['port-forward', 'pod/web', `${port}:80`, '-n', 'default'], { env: kubectlEnv(kcm.kubeconfigPath) });
     try {
       const body = await waitFor(async () => {
         const res = await fetch(`http://127.0.0.1:${port}/`);

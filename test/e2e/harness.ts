@@ -42,10 +42,20 @@ export interface KubectlOptions {
   timeoutMs?: number;
 }
 
+/**
+ * kubectl's environment for the cluster of `kubeconfig`: that kubeconfig, and a cache of its own
+ * beside it. kubectl caches discovery per host and port (under ~/.kube/cache by default) and the
+ * test clusters reuse ports: a real 1.20 API server's discovery left there made kubectl ask a
+ * later kcm cluster on the same port for versions it does not serve (discovery.k8s.io/v1beta1).
+ */
+export function kubectlEnv(kubeconfig: string): NodeJS.ProcessEnv {
+  return { ...process.env, KUBECONFIG: kubeconfig, KUBECACHEDIR: join(dirname(kubeconfig), '.kube-cache') };
+}
+
 /** Runs kubectl with KUBECONFIG set; resolves with its exit code and output (never rejects on a non-zero exit). */
 export function runKubectl(kubeconfig: string, args: string[], opts: KubectlOptions = {}): Promise<KubectlResult> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn('kubectl', args, { env: { ...process.env, KUBECONFIG: kubeconfig }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn('kubectl', args, { env: kubectlEnv(kubeconfig), stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -75,7 +85,7 @@ export interface BackgroundKubectl {
 }
 
 export function startKubectl(kubeconfig: string, args: string[]): BackgroundKubectl {
-  const child = spawn('kubectl', args, { env: { ...process.env, KUBECONFIG: kubeconfig }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('kubectl', args, { env: kubectlEnv(kubeconfig), stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));

@@ -112,6 +112,8 @@ describe('docs/runtime-tutorial.md', () => {
       npm_config_prefer_offline: 'true',
       npm_config_update_notifier: 'false',
       KUBECONFIG: '',
+      // kubectl's discovery cache of its own (see kubectlEnv in harness.ts)
+      KUBECACHEDIR: join(work, '.kube-cache'),
     };
     // The shell state carried from block to block: working directory and exported variables.
     writeFileSync(state, `cd ${JSON.stringify(work)}\n`);
