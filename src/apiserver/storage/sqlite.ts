@@ -17,29 +17,20 @@
  * `kv` stays the record, and after a crash (no image written at close) more
  * rows are replayed.
  *
- * Durability: WAL mode, and a write's promise resolves only once the WAL
- * holding it is on disk, so it survives kill -9 and power loss. Group commit:
- * every write issued before the next turn of the event loop joins one
- * transaction; each write is checked against the state left by the ones
- * before it (committed batches included), and all its batch's promises
- * settle together. The commit itself does not sync (SQLite's synchronous=
- * NORMAL): the WAL is fdatasync'ed on libuv's thread pool after it (what
- * synchronous=FULL does inside the commit, which blocked the event loop for
- * the disk's flush): a sync per batch, at most MAX_SYNCS at once, batches
- * committed while they all run sharing the next. A committed batch is in the key index at once (later writes are
- * checked against it) but stays invisible, above the readable revision
- * (`rev`), until its sync completes: then reads see it, its watch events are
- * dispatched, and its promises settle, batch by batch in revision order, so
- * a watcher has seen a write when its writer continues, and nobody reads a
- * write that a crash could still lose.
+ * Durability: WAL mode with synchronous=FULL, so a write whose promise has
+ * resolved is on disk (the WAL is fsynced at commit) and survives kill -9 and
+ * power loss. Group commit: every write issued before the next turn of the
+ * event loop joins one transaction (one fsync); each write is checked against
+ * the state left by the ones before it in the batch, and all promises settle
+ * after the commit. Watch events are dispatched after the commit, before the
+ * promises resolve, so a watcher has seen a write when its writer continues.
  *
- * better-sqlite3 is synchronous: commits (and SQLite's checkpoints, which
- * sync) run on the event loop. Values are read per request (lists in
- * batches) and decoded on first use of `object`, deep-frozen (see
- * stored-object.ts). `listLazy` (for the watch cache's initial load) reads no
- * values at all.
+ * better-sqlite3 is synchronous: a commit blocks the event loop for one fsync.
+ * Values are read per request (lists in batches) and decoded on first use of
+ * `object`, deep-frozen (see stored-object.ts). `listLazy` (for the watch
+ * cache's initial load) reads no values at all.
  */
-import { closeSync, fdatasync, mkdirSync, openSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { KubeObject } from '../../api/types.js';
@@ -66,18 +57,11 @@ export interface SqliteStorageOptions {
   /** Database file name inside the directory. Default `kcm.db`. */
   fileName?: string;
   /**
-   * FULL (default): a write is acknowledged once the WAL holding it is synced
-   * to disk, so acknowledged writes survive power loss (SQLite's
-   * synchronous=FULL, with the sync off the event loop). NORMAL: acknowledged
-   * at commit, unsynced: survives a process kill but may lose the last
-   * commits on an OS crash or power loss (SQLite's NORMAL in WAL mode).
+   * SQLite `synchronous` setting. Default FULL (acknowledged writes survive
+   * power loss). NORMAL in WAL mode survives a process kill but may lose the
+   * last commits on an OS crash or power loss.
    */
   synchronous?: 'FULL' | 'NORMAL';
-  /**
-   * Syncs the WAL to disk and calls `done` (with an error when it failed);
-   * for tests. Default: fdatasync of the `-wal` file on the thread pool.
-   */
-  syncWal?: (done: (err?: Error | null) => void) => void;
   /**
    * Keys whose last written objects are not kept (see SqliteStorage.latest):
    * those the watch cache does not hold (events), which would otherwise stay
@@ -107,23 +91,8 @@ interface Applied {
   prev: Entry | undefined;
 }
 
-/** Syncs the write-ahead log to disk, off the event loop. */
-interface WalSync {
-  sync(done: (err?: Error | null) => void): void;
-  close(): void;
-}
-
-/** A committed transaction: its inserted writes, and those that failed their checks. */
-interface Batch {
-  applied: Applied[];
-  failed: { op: WriteOp; err: unknown }[];
-}
-
 /** Format of the index_image row this code writes and reads. */
 const IMAGE_FORMAT = 1;
-
-/** WAL syncs running at once (each on the thread pool). */
-const MAX_SYNCS = 2;
 
 /** Revisions read per statement by EncodedReader.readMany. */
 const READ_BATCH = 256;
@@ -153,21 +122,9 @@ function encodeFor(key: string, obj: KubeObject, revision: number): string {
 }
 
 class SqliteStorage implements Storage, LazyListSource {
-  /** The readable revision: the last write made durable and published. */
   private rev = 0;
-  /** The last revision written to the table (>= rev: batches awaiting their sync are in between). */
-  private issued = 0;
   private compacted = 0;
   private closed = false;
-  /** Set by close(): new writes are refused. */
-  private closing: Promise<void> | undefined;
-  /** Committed batches awaiting a sync, in revision order, with the number of the sync that covers each (0: none yet). */
-  private unsynced: { batch: Batch; sync: number }[] = [];
-  /** Syncs started so far (the last one's number). */
-  private syncsStarted = 0;
-  private syncsRunning = 0;
-  /** Called once no batch awaits a sync. */
-  private syncedWaiters: (() => void)[] = [];
   private index: MvccIndex<null> = newMvccIndex<null>();
   private readonly hub = newWatcherHub();
   private queue: WriteOp[] = [];
@@ -196,8 +153,6 @@ class SqliteStorage implements Storage, LazyListSource {
   constructor(
     private readonly db: Database.Database,
     private readonly unkeptPrefixes: readonly string[] = [],
-    /** Syncs the WAL; undefined: writes are acknowledged at commit (synchronous NORMAL). */
-    private readonly wal: WalSync | undefined,
   ) {
     db.exec(`
       CREATE TABLE IF NOT EXISTS kv (
@@ -276,7 +231,6 @@ class SqliteStorage implements Storage, LazyListSource {
     }
     this.index = index;
     this.rev = Math.max(max, meta.get('revision') ?? 0);
-    this.issued = this.rev;
     this.compacted = compacted;
     this.imageAt = image ? { revision: image.revision, compacted } : { revision: -1, compacted: -1 };
     log.v(2).info({ keys: index.size, entries: index.entries, image: image?.revision ?? 'none', rowsRead: read }, 'loaded key index');
@@ -314,7 +268,7 @@ class SqliteStorage implements Storage, LazyListSource {
     return { index: image.index, revision: row.revision };
   }
 
-  /** Stores the image of the index as of the last revision written (inside the caller's transaction, if any). */
+  /** Stores the image of the index as of the current revision (inside the caller's transaction, if any). */
   private writeImage(compacted: number): void {
     const image = encodeIndexImage(this.index);
     if (!image) {
@@ -324,8 +278,8 @@ class SqliteStorage implements Storage, LazyListSource {
     }
     this.db
       .prepare('INSERT OR REPLACE INTO index_image (id, format, revision, compacted, entries, keys, numbers) VALUES (1, ?, ?, ?, ?, ?, ?)')
-      .run(IMAGE_FORMAT, this.issued, compacted, image.entries, image.keys, image.numbers);
-    this.imageAt = { revision: this.issued, compacted };
+      .run(IMAGE_FORMAT, this.rev, compacted, image.entries, image.keys, image.numbers);
+    this.imageAt = { revision: this.rev, compacted };
   }
 
   currentRevision(): number {
@@ -354,12 +308,9 @@ class SqliteStorage implements Storage, LazyListSource {
   listLazy(prefix: string): ListResult {
     this.checkOpen(prefix);
     const items: StoredObject[] = [];
-    // a key is live when its last entry is not a tombstone, unless that entry awaits its sync (above rev)
+    // every entry is at or before this.rev: a key is live when its last entry is not a tombstone
     this.index.forEachLast((key, revision, deleted) => {
-      if (revision > this.rev) {
-        const e = this.index.liveAt(key, this.rev);
-        if (e) items.push(new LazyStoredObject(key, e.revision, this.reader));
-      } else if (!deleted) items.push(new LazyStoredObject(key, revision, this.reader));
+      if (!deleted) items.push(new LazyStoredObject(key, revision, this.reader));
     }, prefix);
     return { items, revision: this.rev, more: false };
   }
@@ -388,7 +339,6 @@ class SqliteStorage implements Storage, LazyListSource {
     const replay: StorageEvent[] = [];
     if (fromRevision < this.rev) {
       for (const r of this.stmtEventsAfter.iterate(fromRevision)) {
-        if (r.mod_revision > this.rev) break; // awaiting its sync: dispatched when done
         if (r.key.startsWith(prefix)) replay.push(this.eventOf(r));
       }
     }
@@ -405,46 +355,36 @@ class SqliteStorage implements Storage, LazyListSource {
       this.db.transaction(() => {
         for (const r of drop) this.stmtDeleteRev.run(r);
         this.stmtSetMeta.run('compacted', revision);
-        this.stmtSetMeta.run('revision', this.issued);
+        this.stmtSetMeta.run('revision', this.rev);
         this.writeImage(revision);
       })();
     } catch (err) {
       log.error(err, { revision }, 'compaction failed; reloading the key index');
-      const readable = this.rev;
       this.load();
-      this.rev = readable; // rows awaiting their sync stay unreadable
       throw internal('', `compaction to ${revision} failed`, err);
     }
     this.compacted = revision;
     log.v(2).info({ revision, dropped: drop.length }, 'compacted');
   }
 
-  close(): Promise<void> {
-    if (this.closed) return Promise.resolve();
-    this.closing ??= this.finish();
-    return this.closing;
-  }
-
-  /** Commits the queued writes, waits for every sync, stores the index image and closes the database. */
-  private async finish(): Promise<void> {
+  async close(): Promise<void> {
+    if (this.closed) return;
     if (this.queue.length > 0) this.flush();
-    if (this.unsynced.length > 0 || this.syncsRunning > 0) await new Promise<void>((resolve) => this.syncedWaiters.push(resolve));
-    if (this.imageAt.revision !== this.issued || this.imageAt.compacted !== this.compacted) {
+    if (this.imageAt.revision !== this.rev || this.imageAt.compacted !== this.compacted) {
       try {
         this.db.transaction(() => this.writeImage(this.compacted))();
       } catch (err) {
-        log.error(err, { revision: this.issued }, 'cannot store the index image; the next start scans the revision log');
+        log.error(err, { revision: this.rev }, 'cannot store the index image; the next start scans the revision log');
       }
     }
     this.closed = true;
     this.hub.closeAll(new StorageError('Closed', '', 'storage closed'));
     this.db.close();
-    this.wal?.close();
   }
 
   private enqueue(make: (done: Settle) => WriteOp): Promise<StoredObject> {
     return new Promise<StoredObject>((resolve, reject) => {
-      if (this.closed || this.closing) {
+      if (this.closed) {
         reject(new StorageError('Closed', '', 'storage closed'));
         return;
       }
@@ -456,7 +396,7 @@ class SqliteStorage implements Storage, LazyListSource {
     });
   }
 
-  /** Commits every queued write in one transaction; they are published and settled once synced. */
+  /** Commits every queued write in one transaction, then publishes and settles them. */
   private flush(): void {
     this.flushScheduled = false;
     const ops = this.queue;
@@ -468,7 +408,7 @@ class SqliteStorage implements Storage, LazyListSource {
     const applied: Applied[] = [];
     const failed: { op: WriteOp; err: unknown }[] = [];
     const overlay = new Map<string, Entry>();
-    let next = this.issued;
+    let next = this.rev;
     try {
       this.db.transaction(() => {
         for (const op of ops) {
@@ -509,56 +449,12 @@ class SqliteStorage implements Storage, LazyListSource {
       for (const op of ops) op.done.reject(internal(op.key, 'write failed', err));
       return;
     }
-    // Committed: later writes are checked against these (the readable revision stays until the sync).
-    for (const a of applied) this.index.put(a.op.key, a.entry);
-    this.issued = next;
-    const batch: Batch = { applied, failed };
-    if (!this.wal) {
-      this.publish([batch]);
-      return;
-    }
-    this.unsynced.push({ batch, sync: 0 });
-    this.startSync();
-  }
-
-  /**
-   * Syncs the WAL for every batch committed so far and not yet covered by a
-   * sync, unless MAX_SYNCS are running (the next one covers them). A sync
-   * covers what was written before it started, so when one completes, every
-   * batch up to the last it covers is on disk, whichever sync was started for
-   * it.
-   */
-  private startSync(): void {
-    if (this.syncsRunning >= MAX_SYNCS) return;
-    if (!this.unsynced.some((u) => u.sync === 0)) return;
-    const id = ++this.syncsStarted;
-    for (const u of this.unsynced) if (u.sync === 0) u.sync = id;
-    this.syncsRunning++;
-    this.wal!.sync((err) => {
-      this.syncsRunning--;
-      let n = 0;
-      while (n < this.unsynced.length && this.unsynced[n]!.sync !== 0 && this.unsynced[n]!.sync <= id) n++;
-      const done = this.unsynced.splice(0, n).map((u) => u.batch);
-      if (err && done.length > 0) log.error(err, { writes: done.reduce((k, b) => k + b.applied.length, 0) }, 'cannot sync the write-ahead log; failing the writes it holds');
-      if (done.length > 0) this.publish(done, err ?? undefined);
-      this.startSync();
-      if (this.unsynced.length === 0 && this.syncsRunning === 0) for (const w of this.syncedWaiters.splice(0)) w();
-    });
-  }
-
-  /**
-   * Makes committed batches readable and dispatches their events, in revision
-   * order, then settles their writes: each with its stored object, or with
-   * `syncError` (the write is in the database and its watchers have it, but
-   * it is not known to be on disk).
-   */
-  private publish(batches: readonly Batch[], syncError?: Error): void {
-    // Each value's text is its object's exact JSON (see storedText).
+    // Committed: publish in revision order, then settle. Each value's text is its object's exact JSON (see storedText).
     beginTextBatch();
     const decoded = new Map<number, KubeObject>();
     const results: { op: WriteOp; value: StoredObject }[] = [];
-    const failed = batches.flatMap((b) => b.failed);
-    for (const a of batches.flatMap((b) => b.applied)) {
+    for (const a of applied) {
+      this.index.put(a.op.key, a.entry);
       this.rev = a.entry.revision;
       const rev = a.entry.revision;
       const prevObject = a.prev ? decoded.get(a.prev.revision) ?? this.lastWritten(a.op.key, a.prev.revision) ?? this.objectAt(a.op.key, a.prev.revision) : undefined;
@@ -577,8 +473,7 @@ class SqliteStorage implements Storage, LazyListSource {
       this.hub.dispatch(event);
       results.push({ op: a.op, value: { key: a.op.key, object: event.object, revision: rev } });
     }
-    if (syncError) for (const r of results) r.op.done.reject(internal(r.op.key, 'the write is in the database but could not be synced to disk', syncError));
-    else for (const r of results) r.op.done.resolve(r.value);
+    for (const r of results) r.op.done.resolve(r.value);
     for (const f of failed) f.op.done.reject(f.err);
   }
 
@@ -642,32 +537,6 @@ class SqliteStorage implements Storage, LazyListSource {
 }
 
 /**
- * fdatasync of the WAL file on the thread pool. The file is opened at the
- * first sync (a commit has made it) and kept: SQLite keeps the same file
- * while the database is open (a checkpoint rewrites it from the start), and
- * deletes it only when the last connection closes, when this descriptor is
- * closed too.
- */
-function walSyncer(walPath: string): WalSync {
-  let fd: number | undefined;
-  return {
-    sync(done) {
-      try {
-        fd ??= openSync(walPath, 'r+');
-      } catch (err) {
-        done(err as Error);
-        return;
-      }
-      fdatasync(fd, (err) => done(err));
-    },
-    close() {
-      if (fd !== undefined) closeSync(fd);
-      fd = undefined;
-    },
-  };
-}
-
-/**
  * Opens (creating if needed) the storage in directory `dir`. Throws when the
  * database cannot be opened or is not in WAL mode.
  */
@@ -678,10 +547,8 @@ export function openSqliteStorage(dir: string, opts: SqliteStorageOptions = {}):
   try {
     const mode = db.pragma('journal_mode = WAL', { simple: true });
     if (String(mode).toLowerCase() !== 'wal') throw new Error(`cannot use WAL journal mode (got ${String(mode)})`);
-    // Commits do not sync; for FULL the WAL is synced off the event loop before writes are acknowledged.
-    db.pragma('synchronous = NORMAL');
-    const syncWal = (opts.synchronous ?? 'FULL') === 'FULL' ? (opts.syncWal ? { sync: opts.syncWal, close: () => {} } : walSyncer(`${path}-wal`)) : undefined;
-    return new SqliteStorage(db, opts.unkeptPrefixes, syncWal);
+    db.pragma(`synchronous = ${opts.synchronous ?? 'FULL'}`);
+    return new SqliteStorage(db, opts.unkeptPrefixes);
   } catch (err) {
     db.close();
     throw internal(path, 'cannot open sqlite storage', err);
