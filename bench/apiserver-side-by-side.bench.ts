@@ -8,6 +8,11 @@
  * p50/p99 latency, the server side's CPU (kube-apiserver + etcd, or kcm
  * apiserver, warm-up included) and peak RSS.
  *
+ * The load generator frames HTTP/1.1 itself (about 50 to 70 us of CPU per
+ * request, a quarter of undici's, so the client takes less of the two cores
+ * from the servers); KCM_BENCH_API_CLIENT=undici measures with undici, as
+ * sessions before 24 did. Each line gives the client's CPU per request.
+ *
  * Needs the real kube-apiserver in $KCM_REAL_BIN (default /tmp/k8sbin) and
  * etcd on PATH; prints a line saying it skipped without them.
  */
@@ -21,6 +26,7 @@ const COUNT = Number(process.env.KCM_BENCH_API_COUNT ?? 5000);
 const LEVELS = [50, 1];
 const ROUNDS = 3;
 const loader = fileURLToPath(new URL('./lib/api-load.js', import.meta.url));
+const CLIENT = process.env.KCM_BENCH_API_CLIENT === 'undici' ? 'undici' : 'raw';
 
 function load(job: LoadJob): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
@@ -56,7 +62,7 @@ async function measureServer(kind: 'real' | 'kcm'): Promise<ServerResult> {
           const c0 = cpu();
           // Each round creates its own objects; gets read the first round's.
           const prefix = op === 'create' ? `cm${round}-` : 'cm0-';
-          const res = await load({ url: c.url, caPem: c.caPem, token: c.adminToken, namespace, op, count: COUNT, concurrency, prefix });
+          const res = await load({ url: c.url, caPem: c.caPem, token: c.adminToken, namespace, op, count: COUNT, concurrency, prefix, client: CLIENT });
           if (res.failures) throw new Error(`${kind} ${op} x${concurrency}: ${res.failures} failures, first: ${res.firstFailure}`);
           rounds.push({ ...res, cpu: cpu() - c0 });
         }
@@ -70,14 +76,15 @@ async function measureServer(kind: 'real' | 'kcm'): Promise<ServerResult> {
   }
 }
 
-const fmt = (m: Measure) => `${m.rate.toFixed(0)}/s, p50 ${m.p50.toFixed(1)} ms, p99 ${m.p99.toFixed(1)} ms, CPU ${m.cpu.toFixed(1)} s`;
+const fmt = (m: Measure) => `${m.rate.toFixed(0)}/s, p50 ${m.p50.toFixed(1)} ms, p99 ${m.p99.toFixed(1)} ms, CPU ${m.cpu.toFixed(1)} s (client ${m.clientCpuUs.toFixed(0)} us/request)`;
 
 export async function run(): Promise<string[]> {
   const { missing } = realBinaries(['kube-apiserver']);
   if (missing) return [missing];
   const real = await measureServer('real');
+  const header = `load generator: ${CLIENT === 'raw' ? 'its own HTTP/1.1 framing on TLS' : 'undici'}`;
   const kcm = await measureServer('kcm');
-  const out: string[] = [];
+  const out: string[] = [header];
   for (const concurrency of LEVELS) {
     for (const op of ['create', 'get'] as const) {
       const [r, k] = [real.measures.get(`${op}/${concurrency}`)!, kcm.measures.get(`${op}/${concurrency}`)!];
