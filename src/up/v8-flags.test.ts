@@ -1,12 +1,14 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { API_SERVER_BOUNDED_GROWTH_FROM_MB, API_SERVER_OWN_GROWTH_BELOW_MB, API_SERVER_HEAP_GROWING_PERCENT, apiServerHeapGrowingPercent, boundsApiServerHeap, CONTROLLER_SIDE_SEMI_SPACE_MB, CONTROLLER_SIDE_YOUNG_GENERATION_MB, controllerSideExecArgv } from './v8-flags.js';
+import { API_SERVER_BOUNDED_GROWTH_FROM_MB, API_SERVER_OWN_GROWTH_BELOW_MB, API_SERVER_HEAP_GROWING_PERCENT, apiServerHeapGrowingPercent, boundsApiServerHeap, CONTROLLER_SIDE_HEAP_GROWING_PERCENT, CONTROLLER_SIDE_SEMI_SPACE_MB, CONTROLLER_SIDE_YOUNG_GENERATION_MB, controllerSideExecArgv } from './v8-flags.js';
 
 describe('controller side V8 flags', () => {
-  it("adds the semi-space size to the parent's flags, drops --inspect, and keeps a size the user gave", () => {
-    assert.deepEqual(controllerSideExecArgv(['--enable-source-maps', '--inspect=9229']), ['--enable-source-maps', `--max-semi-space-size=${CONTROLLER_SIDE_SEMI_SPACE_MB}`]);
-    assert.deepEqual(controllerSideExecArgv(['--max-semi-space-size=8']), ['--max-semi-space-size=8']);
+  it("adds the semi-space size and the heap growth to the parent's flags, drops --inspect, and keeps what the user gave", () => {
+    const growth = `--heap-growing-percent=${CONTROLLER_SIDE_HEAP_GROWING_PERCENT}`;
+    assert.deepEqual(controllerSideExecArgv(['--enable-source-maps', '--inspect=9229']), ['--enable-source-maps', `--max-semi-space-size=${CONTROLLER_SIDE_SEMI_SPACE_MB}`, growth]);
+    assert.deepEqual(controllerSideExecArgv(['--max-semi-space-size=8']), ['--max-semi-space-size=8', growth]);
+    assert.deepEqual(controllerSideExecArgv(['--heap_growing_percent=80']), ['--heap_growing_percent=80', `--max-semi-space-size=${CONTROLLER_SIDE_SEMI_SPACE_MB}`]);
     assert.equal(CONTROLLER_SIDE_YOUNG_GENERATION_MB, 3 * CONTROLLER_SIDE_SEMI_SPACE_MB);
   });
 
