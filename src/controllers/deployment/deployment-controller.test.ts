@@ -5,7 +5,7 @@ import { StatusError, newStatus } from '../../client/errors.js';
 import { computeHash } from '../../controller/hash.js';
 import { setLogOutput } from '../../util/log/logger.js';
 import { newTestContext, type TestContext } from '../replicaset/test-context.js';
-import { newDeploymentController, type DeploymentController } from './deployment-controller.js';
+import { descriptor, newDeploymentController, usesLegacyScalingMessages, type DeploymentController } from './deployment-controller.js';
 import { newDeployment, type DeploymentOptions } from './testing.js';
 import { REVISION_ANNOTATION, REVISION_HISTORY_ANNOTATION, type DeploymentObject, type ReplicaSetObject } from './types.js';
 
@@ -28,10 +28,10 @@ interface Env {
   update(mut: (d: DeploymentObject) => void): Promise<void>;
 }
 
-async function env(opts: DeploymentOptions): Promise<Env> {
+async function env(opts: DeploymentOptions, make: (t: TestContext) => DeploymentController | Promise<DeploymentController> = (t) => newDeploymentController(t.ctx)): Promise<Env> {
   const t = newTestContext();
   t.fake.seed(GVR.deployments, newDeployment(opts));
-  const c = newDeploymentController(t.ctx);
+  const c = await make(t);
   await t.start();
   const e: Env = {
     t,
@@ -373,4 +373,34 @@ describe('deployment controller', () => {
     assert.ok(e.t.events().includes('Warning DeploymentRollbackRevisionNotFound Unable to find the revision to rollback to.'), e.t.events().join('\n'));
     await e.t.stop();
   });
+});
+
+describe('ScalingReplicaSet wording by API server version', () => {
+  it('says "from M to N" on current servers and "to N" before 1.22, as that release did', () => {
+    assert.equal(usesLegacyScalingMessages({ major: '1', minor: '20' }), true);
+    assert.equal(usesLegacyScalingMessages({ major: '1', minor: '21+' }), true);
+    assert.equal(usesLegacyScalingMessages({ major: '1', minor: '22' }), false);
+    assert.equal(usesLegacyScalingMessages({ major: '1', minor: '33' }), false);
+    assert.equal(usesLegacyScalingMessages({ major: '', minor: '' }), false);
+  });
+
+  for (const [minor, up, down] of [
+    ['20', (rs: string) => `Scaled up replica set ${rs} to 4`, (rs: string) => `Scaled down replica set ${rs} to 2`],
+    ['33', (rs: string) => `Scaled up replica set ${rs} from 0 to 4`, (rs: string) => `Scaled down replica set ${rs} from 4 to 2`],
+  ] as const) {
+    it(`words the events of a create and a scale-down as kube-controller-manager 1.${minor} on a 1.${minor} API server`, async () => {
+      const e = await env({ replicas: 4 }, async (t) => {
+        const base = t.ctx.discovery;
+        t.ctx.discovery = { ...base!, serverVersion: async () => ({ major: '1', minor, gitVersion: `v1.${minor}.0` }) } as typeof base;
+        return (await descriptor.create(t.ctx)) as DeploymentController;
+      });
+      await e.sync();
+      const rs = e.rss()[0]!.metadata!.name!;
+      await e.settleRS();
+      await e.update((d) => (d.spec!.replicas = 2));
+      await e.sync();
+      assert.deepEqual(e.t.events(), [`Normal ScalingReplicaSet ${up(rs)}`, `Normal ScalingReplicaSet ${down(rs)}`]);
+      await e.t.stop();
+    });
+  }
 });

@@ -74,7 +74,7 @@ class DeploymentControllerImpl implements DeploymentController {
   private readonly clock: Clock;
   private readonly log: Logger;
 
-  constructor(ctx: ControllerContext) {
+  constructor(ctx: ControllerContext, opts: DeploymentControllerOptions) {
     this.clock = ctx.clock;
     this.log = ctx.logger(this.name);
     this.deployments = ctx.client.resource<DeploymentObject>(GVR.deployments);
@@ -95,6 +95,7 @@ class DeploymentControllerImpl implements DeploymentController {
       log: this.log,
       enqueueAfter: (d, ms) => this.worker.enqueueAfter(keyFunc(d), ms),
       enqueueRateLimited: (d) => this.worker.enqueueRateLimited(keyFunc(d)),
+      ...(opts.legacyScalingMessages ? { legacyScalingMessages: true } : {}),
     };
 
     this.dInformer.addEventHandler({
@@ -319,8 +320,21 @@ class DeploymentControllerImpl implements DeploymentController {
   }
 }
 
-export function newDeploymentController(ctx: ControllerContext): DeploymentController {
-  return new DeploymentControllerImpl(ctx);
+export interface DeploymentControllerOptions {
+  /** ScalingReplicaSet events worded as before 1.22 ("Scaled up replica set web-1 to 3"; see scalingMessage). */
+  legacyScalingMessages?: boolean;
+}
+
+export function newDeploymentController(ctx: ControllerContext, opts: DeploymentControllerOptions = {}): DeploymentController {
+  return new DeploymentControllerImpl(ctx, opts);
+}
+
+/** Whether an API server of `version` came with a controller manager that worded ScalingReplicaSet without the previous size (before 1.22). */
+export function usesLegacyScalingMessages(version: { major?: string; minor?: string }): boolean {
+  const major = parseInt(version.major ?? '', 10);
+  const minor = parseInt(version.minor ?? '', 10); // may carry a '+' suffix
+  if (Number.isNaN(major) || Number.isNaN(minor)) return false;
+  return major < 1 || (major === 1 && minor < 22);
 }
 
 export const descriptor: ControllerDescriptor = {
@@ -328,6 +342,16 @@ export const descriptor: ControllerDescriptor = {
   aliases: ['deployment'],
   requiredResources: [GVR.deployments, GVR.replicaSets, GVR.pods],
   defaultWorkers: 5,
-  create: (ctx) => newDeploymentController(ctx),
+  create: async (ctx) => {
+    let legacyScalingMessages = false;
+    if (ctx.discovery) {
+      try {
+        legacyScalingMessages = usesLegacyScalingMessages(await ctx.discovery.serverVersion());
+      } catch (err) {
+        ctx.logger('deployment-controller').error(err, 'reading the server version failed; wording events as the current release does');
+      }
+    }
+    return newDeploymentController(ctx, { legacyScalingMessages });
+  },
 };
 

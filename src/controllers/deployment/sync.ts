@@ -39,7 +39,7 @@ import {
   specReplicas,
 } from './replica-sets.js';
 import { isRollingUpdate, isSaturated, maxSurge, maxUnavailable, newRSNewReplicas } from './rolling-math.js';
-import type { SyncContext } from './sync-context.js';
+import { scalingMessage, type SyncContext } from './sync-context.js';
 import {
   DEPLOYMENT_AVAILABLE,
   DEPLOYMENT_PROGRESSING,
@@ -179,7 +179,7 @@ async function getNewReplicaSet(
     }
   }
   if (!alreadyExists && newReplicasCount > 0) {
-    sc.recorder.eventf(d, 'Normal', 'ScalingReplicaSet', 'Scaled up replica set %s from 0 to %d', created.metadata?.name, newReplicasCount);
+    sc.recorder.event(d, 'Normal', 'ScalingReplicaSet', scalingMessage('up', created.metadata?.name ?? '', 0, newReplicasCount, sc.legacyScalingMessages));
   }
   let needsUpdate = setDeploymentRevision(d, newRevision);
   if (!alreadyExists && hasProgressDeadline(d)) {
@@ -218,7 +218,7 @@ export async function scaleReplicaSet(
   setReplicasAnnotations(copy, desired, max);
   const updated = await sc.replicaSets.namespace(copy.metadata?.namespace ?? '').update(copy);
   if (sizeNeedsUpdate) {
-    sc.recorder.eventf(d, 'Normal', 'ScalingReplicaSet', 'Scaled %s replica set %s from %d to %d', operation, updated.metadata?.name, oldScale, newScale);
+    sc.recorder.event(d, 'Normal', 'ScalingReplicaSet', scalingMessage(operation, updated.metadata?.name ?? '', oldScale, newScale, sc.legacyScalingMessages));
   }
   return { scaled: sizeNeedsUpdate, rs: updated };
 }
