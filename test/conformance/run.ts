@@ -215,6 +215,9 @@ function report(chosen: Scenario[], real: Map<string, Snapshot | Error>, kcm: Ma
   const lines: string[] = [
     '# Conformance: kcm controller-manager against kube-controller-manager',
     '',
+    '(The upstream `[Conformance]` e2e tests of Kubernetes v1.20 run against `kcm up`, group by group',
+    'with the reason for each failure, are in [upstream-conformance.md](upstream-conformance.md).)',
+    '',
     'Written by `npm run conformance` (test/conformance/run.ts). Each scenario runs on a real',
     'kube-apiserver and kube-scheduler v1.20 with simulated nodes (`kcm nodes`), once under the',
     'real kube-controller-manager v1.20 and once under `kcm controller-manager`. The objects in',
