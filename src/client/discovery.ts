@@ -46,6 +46,18 @@ export interface DiscoveryClient {
   invalidate(): void;
 }
 
+/**
+ * Whether a server reporting `version` (GET /version: `major`, and `minor`
+ * with a possible '+' suffix) is older than 1.`minor`. False when the
+ * version cannot be read: unknown servers are taken as current.
+ */
+export function serverOlderThan(version: { major?: string; minor?: string }, minor: number): boolean {
+  const maj = parseInt(version.major ?? '', 10);
+  const min = parseInt(version.minor ?? '', 10);
+  if (Number.isNaN(maj) || Number.isNaN(min)) return false;
+  return maj < 1 || (maj === 1 && min < minor);
+}
+
 function gvPath(gv: string): string {
   return gv.includes('/') ? `/apis/${gv}` : `/api/${gv}`;
 }

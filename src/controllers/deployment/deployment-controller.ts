@@ -17,6 +17,7 @@ import { labelSelectorIsEmpty, selectorFromLabelSelector } from '../../api/label
 import type { Selector } from '../../api/labels-selector.js';
 import { splitKey } from '../../api/types.js';
 import type { ResourceInterface } from '../../client/interfaces.js';
+import { serverOlderThan } from '../../client/discovery.js';
 import { newQueueWorker, waitForCacheSync, type QueueWorker } from '../../controller/base-controller.js';
 import { getControllerOf, newControllerRefManager, patchWith, recheckDeletionTimestamp, resolveControllerRef, controllersSelecting } from '../../controller/controller-ref-manager.js';
 import { keyFunc, objectFromDeleted } from '../../controller/keys.js';
@@ -331,10 +332,7 @@ export function newDeploymentController(ctx: ControllerContext, opts: Deployment
 
 /** Whether an API server of `version` came with a controller manager that worded ScalingReplicaSet without the previous size (before 1.22). */
 export function usesLegacyScalingMessages(version: { major?: string; minor?: string }): boolean {
-  const major = parseInt(version.major ?? '', 10);
-  const minor = parseInt(version.minor ?? '', 10); // may carry a '+' suffix
-  if (Number.isNaN(major) || Number.isNaN(minor)) return false;
-  return major < 1 || (major === 1 && minor < 22);
+  return serverOlderThan(version, 22);
 }
 
 export const descriptor: ControllerDescriptor = {

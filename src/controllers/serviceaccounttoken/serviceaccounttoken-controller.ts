@@ -17,6 +17,7 @@
  *   deleted.
  */
 import type { Secret, ServiceAccount } from 'kubernetes-types/core/v1.js';
+import { serverOlderThan } from '../../client/discovery.js';
 import { GVR } from '../../api/gvr.js';
 import { generateName } from '../../api/names.js';
 import { isConflict, isNotFound } from '../../client/errors.js';
@@ -362,10 +363,7 @@ export function newServiceAccountTokenController(ctx: ControllerContext, private
 
 /** True for API servers older than 1.24, whose service accounts need generated token Secrets. */
 export function needsLegacyTokens(version: { major?: string; minor?: string }): boolean {
-  const major = parseInt(version.major ?? '', 10);
-  const minor = parseInt(version.minor ?? '', 10); // may carry a '+' suffix
-  if (Number.isNaN(major) || Number.isNaN(minor)) return false;
-  return major < 1 || (major === 1 && minor < 24);
+  return serverOlderThan(version, 24);
 }
 
 async function create(ctx: ControllerContext): Promise<Controller> {
