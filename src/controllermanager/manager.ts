@@ -317,27 +317,30 @@ class Manager implements ControllerManager {
     }
     client = withVersionFallbacks(client, fallbacks);
 
-    const resync = opts.minResyncPeriodMs * (1 + Math.random());
-    const informers: SharedInformerFactory = newSharedInformerFactory(client, {
-      defaultResyncMs: resync,
-      clock: this.clock,
-      logger: this.log.child({}, 'informers'),
-      ...(this.cfg.borrowInformers ? { borrow: this.cfg.borrowInformers } : {}),
-    });
-    const broadcasters: EventBroadcaster[] = [];
-
     // Each controller gets its own client, so its own QPS/burst budget, as kube-controller-manager's
     // ClientBuilder.ClientOrDie(name) does (user agent "<agent>/<controller>"), and its own event broadcaster
     // writing through that client, as each upstream controller's record.NewBroadcaster with
     // StartRecordingToSink(kubeClient.CoreV1().Events("")): its events share its budget (a ReplicaSet controller
     // creating pods at QPS 20 writes their SuccessfulCreate events as tokens allow) and have its own spam filter.
-    // The informers share `client`.
     const controllerClients: KubeClient[] = [];
     const controllerClient = (name: string): KubeClient => {
       const c = newKubeClient(controllerRestConfig(this.cfg.restConfig, name), { clock: this.clock, metricsRegistry: this.registry, logger: this.log.child({}, 'client') });
       controllerClients.push(c);
       return withVersionFallbacks(c, fallbacks);
     };
+
+    // The informers share a client of their own ("shared-informers", as upstream's informer factory): with the
+    // manager's, whose budget the start-up discovery had just spent, their lists and watches waited for tokens,
+    // and a watch opened a second or more late (a ResourceQuota created then was synced 0.7 s late, after the
+    // pods it should have refused had been admitted).
+    const resync = opts.minResyncPeriodMs * (1 + Math.random());
+    const informers: SharedInformerFactory = newSharedInformerFactory(controllerClient('shared-informers'), {
+      defaultResyncMs: resync,
+      clock: this.clock,
+      logger: this.log.child({}, 'informers'),
+      ...(this.cfg.borrowInformers ? { borrow: this.cfg.borrowInformers } : {}),
+    });
+    const broadcasters: EventBroadcaster[] = [];
     // What every controller shares; controllerScope adds its own client and recorder.
     const ctx: SharedControllerContext = {
       discovery: client.discovery,
