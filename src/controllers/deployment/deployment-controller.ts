@@ -27,6 +27,7 @@ import type { DeletedFinalStateUnknown, Lister, SharedIndexInformer } from '../.
 import type { Clock } from '../../util/clock/clock.js';
 import type { Logger } from '../../util/log/logger.js';
 import type { ControllerContext, ControllerDescriptor } from '../types.js';
+import { serverVersionIs } from '../server-version.js';
 import { rolloutRecreate } from './recreate.js';
 import { getRollbackTo, rollback } from './rollback.js';
 import { rolloutRolling } from './rolling.js';
@@ -341,14 +342,7 @@ export const descriptor: ControllerDescriptor = {
   requiredResources: [GVR.deployments, GVR.replicaSets, GVR.pods],
   defaultWorkers: 5,
   create: async (ctx) => {
-    let legacyScalingMessages = false;
-    if (ctx.discovery) {
-      try {
-        legacyScalingMessages = usesLegacyScalingMessages(await ctx.discovery.serverVersion());
-      } catch (err) {
-        ctx.logger('deployment-controller').error(err, 'reading the server version failed; wording events as the current release does');
-      }
-    }
+    const legacyScalingMessages = await serverVersionIs(ctx, usesLegacyScalingMessages, 'deployment-controller', 'wording events as the current release does');
     return newDeploymentController(ctx, { legacyScalingMessages });
   },
 };

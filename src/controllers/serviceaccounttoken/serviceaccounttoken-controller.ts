@@ -30,6 +30,7 @@ import type { Lister } from '../../tools/cache/interfaces.js';
 import { newLister } from '../../tools/cache/listers.js';
 import type { Logger } from '../../util/log/logger.js';
 import type { ControllerContext, ControllerDescriptor } from '../types.js';
+import { serverVersionIs } from '../server-version.js';
 import { legacyClaims, newTokenGenerator, type TokenGenerator } from './jwt.js';
 import { deepCopy } from '../../util/json/deep-copy.js';
 
@@ -369,14 +370,7 @@ export function needsLegacyTokens(version: { major?: string; minor?: string }): 
 async function create(ctx: ControllerContext): Promise<Controller> {
   const key = ctx.options.serviceAccountPrivateKey;
   if (!key) return notStarted(ctx);
-  let autoGenerate = false;
-  if (ctx.discovery) {
-    try {
-      autoGenerate = needsLegacyTokens(await ctx.discovery.serverVersion());
-    } catch (err) {
-      ctx.logger(SERVICEACCOUNT_TOKEN_CONTROLLER_NAME).error(err, 'reading the server version failed; not generating legacy token secrets');
-    }
-  }
+  const autoGenerate = await serverVersionIs(ctx, needsLegacyTokens, SERVICEACCOUNT_TOKEN_CONTROLLER_NAME, 'not generating legacy token secrets');
   return newServiceAccountTokenController(ctx, key, { autoGenerate });
 }
 
