@@ -65,7 +65,8 @@ const upEntry = {
 };
 const split = await build({
   ...common,
-  entryPoints: { kcm: 'dist/src/cmd/kcm.js' },
+  // The API server's TLS thread (tls-front.ts) loads tls-front-worker.js from beside the code that starts it.
+  entryPoints: { kcm: 'dist/src/cmd/kcm.js', 'tls-front-worker': 'dist/src/apiserver/serve/tls-front-worker.js' },
   splitting: true,
   chunkNames: 'chunk-[hash]',
   plugins: [upEntry],

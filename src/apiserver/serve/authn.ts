@@ -21,6 +21,7 @@ import { certIdentity } from '../../util/cert/cert.js';
 import { certificateIdentifier, parseCertificateBundle, verifyClientCertificate } from '../../util/cert/verify.js';
 import type { UserInfo } from '../request-info.js';
 import { publicInfoPaths } from '../authz/always-allow.js';
+import { frontPeer } from './tls-front.js';
 
 /** Maps a bearer token to a user; undefined when the token is not one it knows. May be async (JWT checks, TokenReview). */
 export type TokenAuthenticator = (token: string) => UserInfo | undefined | Promise<UserInfo | undefined>;
@@ -78,23 +79,24 @@ export function newRequestAuthenticator(opts: RequestAuthenticatorOptions): Requ
   const tokenAuthenticators = [...(opts.tokenAuthenticators ?? [])];
   const clientCA = opts.clientCA ? parseCertificateBundle(opts.clientCA) : [];
 
+  // Per connection: its certificate chain does not change, so it is verified once (again after the leaf expires).
+  const verifiedChains = new WeakMap<object, { result: AuthResult; until: number }>();
   const fromCertificate = (req: IncomingMessage): AuthResult | undefined => {
-    const socket = req.socket as TLSSocket;
-    if (clientCA.length === 0 || typeof socket.getPeerCertificate !== 'function') return undefined;
-    const first = socket.getPeerCertificate(true);
-    if (!first?.raw) return undefined;
-    const chain: X509Certificate[] = [];
-    const seen = new Set<string>();
-    for (let c: typeof first | undefined = first; c?.raw && !seen.has(c.fingerprint256); c = c.issuerCertificate) {
-      seen.add(c.fingerprint256);
-      chain.push(new X509Certificate(c.raw));
-    }
+    if (clientCA.length === 0) return undefined;
+    const socket = req.socket;
+    const cached = verifiedChains.get(socket);
+    const now = Date.now();
+    if (cached && now < cached.until) return cached.result;
+    const chain = peerCertificateChain(socket);
+    if (!chain) return undefined;
     const peer = chain[0]!;
-    const verified = verifyClientCertificate(peer, { roots: clientCA, intermediates: chain.slice(1), nowMs: Date.now() });
+    const verified = verifyClientCertificate(peer, { roots: clientCA, intermediates: chain.slice(1), nowMs: now });
     if (!verified.ok) return { kind: 'rejected', why: `verifying certificate ${certificateIdentifier(peer)} failed: ${verified.reason}` };
     const id = certIdentity(peer);
     if (!id.user) return { kind: 'rejected', why: 'client certificate has no common name' };
-    return { kind: 'user', user: withAuthenticated({ username: id.user, groups: id.groups }), method: 'x509' };
+    const result: AuthResult = { kind: 'user', user: withAuthenticated({ username: id.user, groups: id.groups }), method: 'x509' };
+    verifiedChains.set(socket, { result, until: Math.min(...chain.map((c) => Date.parse(c.validTo))) });
+    return result;
   };
 
   return {
@@ -131,6 +133,23 @@ export function newRequestAuthenticator(opts: RequestAuthenticatorOptions): Requ
       return { kind: 'anonymous', user: anonymousUser };
     },
   };
+}
+
+/** The client's certificate chain, leaf first: from the TLS socket, or from the TLS front that forwarded the connection. */
+function peerCertificateChain(socket: object): X509Certificate[] | undefined {
+  const front = frontPeer(socket);
+  if (front) return front.certificates();
+  const tls = socket as Partial<TLSSocket>;
+  if (typeof tls.getPeerCertificate !== 'function') return undefined;
+  const first = tls.getPeerCertificate(true);
+  if (!first?.raw) return undefined;
+  const chain: X509Certificate[] = [];
+  const seen = new Set<string>();
+  for (let c: typeof first | undefined = first; c?.raw && !seen.has(c.fingerprint256); c = c.issuerCertificate) {
+    seen.add(c.fingerprint256);
+    chain.push(new X509Certificate(c.raw));
+  }
+  return chain;
 }
 
 /**

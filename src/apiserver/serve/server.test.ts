@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ServerResponse } from 'node:http';
 import { connect } from 'node:tls';
+import { connect as netConnect } from 'node:net';
 import { Agent, request } from 'undici';
 import { parse } from 'yaml';
 import { newCA, newSignedCert } from '../../util/cert/cert.js';
@@ -398,6 +399,92 @@ describe('startApiServer', () => {
       const closed = new Promise<void>((r) => ok.socket.once('close', () => r()));
       await s.close();
       await closed;
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('serves TLS on a thread of its own: handlers see the client as on a TLS socket, and a connection to its socket without the secret never reaches them', async () => {
+    const dataDir = tempDir();
+    const seen: Array<{ remote?: string; port?: number; tls: boolean }> = [];
+    const handler: ApiHandler = {
+      handle(req, res) {
+        seen.push({ remote: req.socket.remoteAddress, port: req.socket.remotePort, tls: 'getPeerCertificate' in req.socket });
+        res.end('ok');
+      },
+      async close() {},
+    };
+    const s = await startApiServer({ dataDir, securePort: 0, storage: 'memory', handler: () => handler });
+    try {
+      const sock = connect({ host: '127.0.0.1', port: s.port, ca: s.caPem, servername: 'localhost' });
+      await new Promise((r) => sock.once('secureConnect', r));
+      const clientPort = sock.localPort;
+      const reply = new Promise<string>((r) => sock.once('data', (c: Buffer) => r(c.toString())));
+      sock.write(`GET /api HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${s.adminToken}\r\n\r\n`);
+      assert.match(await reply, /^HTTP\/1\.1 200 /);
+      sock.destroy();
+      // The main thread serves plain HTTP; the address is the TLS client's.
+      assert.deepEqual(seen, [{ remote: '127.0.0.1', port: clientPort, tls: false }]);
+
+      // Someone else on the front's socket: a forged preamble, then a request.
+      const frontSocket = join(dataDir, 'tls-front.sock');
+      assert.equal(statSync(frontSocket).mode & 0o077, 0, "only its owner may connect");
+      const forged = netConnect(frontSocket);
+      const closed = new Promise<string>((r) => {
+        let got = '';
+        forged.on('data', (c: Buffer) => (got += c.toString()));
+        forged.on('close', () => r(got));
+        forged.on('error', () => undefined);
+      });
+      forged.write(`${JSON.stringify({ secret: 'guess', remoteAddress: '10.0.0.1', certificates: [] })}\nGET /api HTTP/1.1\r\nHost: x\r\n\r\n`);
+      assert.equal(await closed, '');
+      assert.equal(seen.length, 1);
+    } finally {
+      await s.close();
+    }
+    assert.equal(existsSync(join(dataDir, 'tls-front.sock')), false);
+  });
+
+  it('ends a long-running request on the server when its client disconnects', async () => {
+    const ended: string[] = [];
+    const handler: ApiHandler = {
+      handle(req, res) {
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        res.write('{"type":"ADDED"}\n');
+        res.on('close', () => ended.push(req.url ?? ''));
+      },
+      async close() {},
+    };
+    const s = await startApiServer({ dataDir: tempDir(), securePort: 0, storage: 'memory', handler: () => handler });
+    try {
+      const sock = connect({ host: '127.0.0.1', port: s.port, ca: s.caPem, servername: 'localhost' }, () =>
+        sock.write(`GET /api/v1/pods?watch=1 HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${s.adminToken}\r\n\r\n`),
+      );
+      await new Promise((r) => sock.once('data', r));
+      sock.destroy();
+      for (let i = 0; i < 250 && ended.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+      assert.deepEqual(ended, ['/api/v1/pods?watch=1']);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('serves TLS on the main thread when asked (tlsThread: false), with client certificates', async () => {
+    const dataDir = tempDir();
+    const sockets: boolean[] = [];
+    const rec = recordingHandler();
+    const handle = rec.handler.handle.bind(rec.handler);
+    rec.handler.handle = (req, res, user) => {
+      sockets.push('getPeerCertificate' in req.socket);
+      return handle(req, res, user);
+    };
+    const s = await startApiServer({ dataDir, securePort: 0, storage: 'memory', handler: rec.factory, tlsThread: false });
+    try {
+      const ca = { certPem: s.caPem, keyPem: readFileSync(join(dataDir, 'pki', 'ca.key'), 'utf8') };
+      const client = newSignedCert(ca, { commonName: 'alice', organizations: ['devs'], usage: 'client' });
+      assert.deepEqual((await get(s, '/api', { cert: client })).body, { user: 'alice', groups: ['devs', 'system:authenticated'] });
+      assert.deepEqual(sockets, [true]);
+      assert.equal(existsSync(join(dataDir, 'tls-front.sock')), false);
     } finally {
       await s.close();
     }

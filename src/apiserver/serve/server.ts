@@ -39,6 +39,7 @@ import { writeKubeconfig } from './kubeconfig.js';
 import { ensurePki } from './pki.js';
 import { firstServiceIP } from './service-ip.js';
 import { armRequestTimeout } from './request-timeout.js';
+import { FrontListenError, startTlsFront, type TlsFront } from './tls-front.js';
 
 /** What the serving layer needs from the request handler. */
 export interface ApiHandler {
@@ -110,6 +111,11 @@ export interface ApiServerOptions {
    * handshakes and encryption. A stale socket file is replaced.
    */
   socketPath?: string;
+  /**
+   * Serve TLS on a worker thread of its own (tls-front.ts), default true;
+   * false (or a front that cannot start) serves it on the main thread.
+   */
+  tlsThread?: boolean;
 }
 
 export interface RunningApiServer {
@@ -153,6 +159,15 @@ async function listenOnSocket(srv: HttpServer, path: string): Promise<void> {
       resolveListen();
     });
   });
+}
+
+/**
+ * The TLS front's socket, in the private data directory; undefined (TLS on the
+ * main thread) where the path is too long for a Unix domain socket.
+ */
+function frontSocketPath(dataDir: string): string | undefined {
+  const path = join(dataDir, 'tls-front.sock');
+  return Buffer.byteLength(path) <= 100 ? path : undefined;
 }
 
 /** The host a client uses to reach `bindAddress` (wildcards mean loopback). */
@@ -241,7 +256,8 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
   };
   let compactor: Compactor | undefined;
   let handler: ApiHandler | undefined;
-  let server: Server | undefined;
+  let server: Server | HttpServer | undefined;
+  let front: TlsFront | undefined;
   let socketServer: HttpServer | undefined;
   const inFlight = new Set<ServerResponse>();
   let closing: Promise<void> | undefined;
@@ -283,22 +299,31 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
   };
 
   try {
-    server = createServer(
-      {
-        key: pki.serving.keyPem,
-        cert: pki.serving.certPem,
-        ca: pki.ca.certPem,
-        requestCert: true,
-        rejectUnauthorized: false,
-        // Client certificates are verified by the authenticator (401 with a log line), never refused at the handshake.
-        // Watches are long requests: no overall deadline here; --request-timeout bounds the others (request-timeout.ts).
-        requestTimeout: 0,
-        headersTimeout: 60_000,
-        keepAliveTimeout: 90_000,
-        maxHeaderSize: MAX_HEADER_BYTES,
-      },
-      onRequest,
-    );
+    // Watches are long requests: no overall deadline here; --request-timeout bounds the others (request-timeout.ts).
+    const httpOptions = { requestTimeout: 0, headersTimeout: 60_000, keepAliveTimeout: 90_000, maxHeaderSize: MAX_HEADER_BYTES };
+    const tlsOptions = {
+      key: pki.serving.keyPem,
+      cert: pki.serving.certPem,
+      ca: pki.ca.certPem,
+      // Client certificates are verified by the authenticator (401 with a log line), never refused at the handshake.
+      requestCert: true,
+      rejectUnauthorized: false,
+    };
+    let port: number;
+    const frontSocket = opts.tlsThread === false ? undefined : frontSocketPath(dataDir);
+    if (frontSocket) {
+      // TLS on a worker thread (tls-front.ts); the main thread serves plain HTTP on a private socket.
+      const plain = createHttpServer(httpOptions, onRequest);
+      try {
+        rmSync(frontSocket, { force: true });
+        front = await startTlsFront({ ...tlsOptions, host: bindAddress, port: opts.securePort ?? 6443, server: plain, socketPath: frontSocket, logger: log });
+        server = plain;
+      } catch (err) {
+        if (err instanceof FrontListenError) throw Object.assign(new Error(err.message), err.code ? { code: err.code } : {});
+        log.warn({ error: err instanceof Error ? err.message : String(err) }, 'cannot serve TLS on a thread of its own; serving it on the main thread');
+      }
+    }
+    server ??= createServer({ ...tlsOptions, ...httpOptions }, onRequest);
     answerClientErrors(server, log);
     // Upgrade requests (exec, attach, port-forward, proxied websockets): authenticated as any request, then the handler owns the socket.
     const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
@@ -323,17 +348,22 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
       });
     };
     server.on('upgrade', onUpgrade);
-    server.on('tlsClientError', (err) => log.v(4).info({ error: err.message }, 'TLS handshake failed'));
     const srv = server;
-    await new Promise<void>((resolveListen, rejectListen) => {
-      srv.once('error', rejectListen);
-      srv.listen(opts.securePort ?? 6443, bindAddress, () => {
-        srv.off('error', rejectListen);
-        resolveListen();
+    if (front) {
+      port = front.port;
+    } else {
+      const https = server as Server;
+      https.on('tlsClientError', (err) => log.v(4).info({ error: err.message }, 'TLS handshake failed'));
+      await new Promise<void>((resolveListen, rejectListen) => {
+        https.once('error', rejectListen);
+        https.listen(opts.securePort ?? 6443, bindAddress, () => {
+          https.off('error', rejectListen);
+          resolveListen();
+        });
       });
-    });
+      port = (https.address() as AddressInfo).port;
+    }
     srv.on('error', (err) => log.error(err, 'server error'));
-    const port = (srv.address() as AddressInfo).port;
     if (opts.socketPath) {
       const sock = createHttpServer({ requestTimeout: 0, headersTimeout: 60_000, keepAliveTimeout: 90_000, maxHeaderSize: MAX_HEADER_BYTES }, onRequest);
       answerClientErrors(sock, log);
@@ -371,6 +401,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
     const close = (): Promise<void> => {
       closing ??= (async () => {
         const sock = socketServer;
+        front?.stopAccepting();
         const stopped = Promise.all([new Promise<void>((r) => srv.close(() => r())), sock ? new Promise<void>((r) => sock.close(() => r())) : undefined]);
         compactor?.stop();
         // Ending watches first lets their requests complete; then idle keep-alive sockets go.
@@ -384,6 +415,8 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
         sock?.closeAllConnections();
         for (const u of upgraded) u.destroy();
         await stopped;
+        // What the main thread wrote last reaches the clients before the TLS thread stops.
+        await front?.close(1000);
         await storage.close().catch((err: unknown) => log.error(err, 'closing storage failed'));
         log.info('stopped');
       })();
@@ -408,6 +441,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
       srv.closeAllConnections();
       srv.close();
     }
+    await front?.close(0);
     await handler?.close().catch(() => undefined);
     await storage.close().catch((e: unknown) => log.error(e, 'closing storage after a failed start'));
     throw err;
