@@ -92,7 +92,8 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
   server.removeAllListeners('connection');
   server.on('connection', (socket: Socket) => {
     let buffered: Buffer = Buffer.alloc(0);
-    const timer = setTimeout(() => socket.destroy(), PREAMBLE_TIMEOUT_MS);
+    const timer = setTimeout(() => socket.destroy(), PREAMBLE_TIMEOUT_MS).unref();
+    socket.once('close', () => clearTimeout(timer));
     const onData = (chunk: Buffer) => {
       buffered = buffered.length ? Buffer.concat([buffered, chunk]) : chunk;
       const nl = buffered.indexOf(0x0a);
