@@ -489,4 +489,22 @@ describe('startApiServer', () => {
       await s.close();
     }
   });
+
+  it("serves TLS on the main thread when the data dir's path is too long for the front's Unix domain socket", async () => {
+    const dataDir = join(tempDir(), 'd'.repeat(90));
+    const sockets: boolean[] = [];
+    const rec = recordingHandler();
+    const handle = rec.handler.handle.bind(rec.handler);
+    rec.handler.handle = (req, res, user) => {
+      sockets.push('getPeerCertificate' in req.socket);
+      return handle(req, res, user);
+    };
+    const s = await startApiServer({ dataDir, securePort: 0, storage: 'memory', handler: rec.factory });
+    try {
+      assert.equal((await get(s, '/api', { token: s.adminToken })).status, 200);
+      assert.deepEqual(sockets, [true]);
+    } finally {
+      await s.close();
+    }
+  });
 });
