@@ -39,7 +39,7 @@ import { writeKubeconfig } from './kubeconfig.js';
 import { ensurePki } from './pki.js';
 import { firstServiceIP } from './service-ip.js';
 import { armRequestTimeout } from './request-timeout.js';
-import { FrontListenError, startTlsFront, type TlsFront } from './tls-front.js';
+import { bootTlsFront, FrontListenError, startTlsFront, type TlsFront } from './tls-front.js';
 
 /** What the serving layer needs from the request handler. */
 export interface ApiHandler {
@@ -222,16 +222,26 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
   usePrivateUmask();
   securePrivateDataDir(dataDir, log);
 
-  const serviceIP = firstServiceIP(serviceClusterIPRange);
+  const frontSocket = opts.tlsThread === false ? undefined : frontSocketPath(dataDir);
+  // The TLS thread boots (tens of milliseconds) while the PKI and storage open.
+  let frontBoot = frontSocket ? bootTlsFront(log) : undefined;
   const bindIPs = bindAddress && bindAddress !== '0.0.0.0' && bindAddress !== '::' ? [bindAddress] : [];
-  const pki = ensurePki(join(dataDir, 'pki'), { ipAddresses: [serviceIP, ...bindIPs], logger: log });
-  if (pki.created.length > 0) log.info({ created: pki.created.join(','), dir: pki.paths.dir }, 'wrote PKI');
-
-  const storage = await openStorage(opts.storage ?? 'sqlite', dataDir, clock);
+  let pki: ReturnType<typeof ensurePki>;
+  let storage: Storage;
+  try {
+    const serviceIP = firstServiceIP(serviceClusterIPRange);
+    pki = ensurePki(join(dataDir, 'pki'), { ipAddresses: [serviceIP, ...bindIPs], logger: log });
+    if (pki.created.length > 0) log.info({ created: pki.created.join(','), dir: pki.paths.dir }, 'wrote PKI');
+    storage = await openStorage(opts.storage ?? 'sqlite', dataDir, clock);
+  } catch (err) {
+    await frontBoot?.worker.terminate();
+    throw err;
+  }
   let sa: ReturnType<typeof setupServiceAccountTokens>;
   try {
     sa = setupServiceAccountTokens(opts.serviceAccounts ?? {}, { reader: storageReader(storage), clock, logger: log });
   } catch (err) {
+    await frontBoot?.worker.terminate();
     await storage.close().catch((e: unknown) => log.error(e, 'closing storage after a failed start'));
     throw err;
   }
@@ -310,13 +320,14 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
       rejectUnauthorized: false,
     };
     let port: number;
-    const frontSocket = opts.tlsThread === false ? undefined : frontSocketPath(dataDir);
-    if (frontSocket) {
+    if (frontBoot && frontSocket) {
       // TLS on a worker thread (tls-front.ts); the main thread serves plain HTTP on a private socket.
       const plain = createHttpServer(httpOptions, onRequest);
+      const boot = frontBoot;
+      frontBoot = undefined;
       try {
         rmSync(frontSocket, { force: true });
-        front = await startTlsFront({ ...tlsOptions, host: bindAddress, port: opts.securePort ?? 6443, server: plain, socketPath: frontSocket, logger: log });
+        front = await startTlsFront({ ...tlsOptions, host: bindAddress, port: opts.securePort ?? 6443, server: plain, socketPath: frontSocket, boot, logger: log });
         server = plain;
       } catch (err) {
         if (err instanceof FrontListenError) throw Object.assign(new Error(err.message), err.code ? { code: err.code } : {});

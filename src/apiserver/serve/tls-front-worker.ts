@@ -48,8 +48,12 @@ export type FrontWorkerMessage =
   | { kind: 'tlsClientError'; message: string }
   | { kind: 'drained' };
 
-/** Main to worker: stop accepting connections; `drained` once every forwarded connection has closed. */
-export type FrontControlMessage = { kind: 'stop' };
+/**
+ * Main to worker: `serve` once (the worker boots before the main thread has
+ * its keys); `stop` accepting connections, answered `drained` once every
+ * forwarded connection has closed.
+ */
+export type FrontControlMessage = { kind: 'serve'; data: FrontWorkerData } | { kind: 'stop' };
 
 /** The byte the main thread answers a preamble with. */
 export const FRONT_ACK = 0x06;
@@ -66,7 +70,7 @@ function peerChain(socket: TLSSocket): string[] | undefined {
   return chain;
 }
 
-function run(data: FrontWorkerData): void {
+function serve(data: FrontWorkerData): { stop(): void } {
   const post = (m: FrontWorkerMessage) => parentPort!.postMessage(m);
   const server = createServer(
     {
@@ -115,9 +119,13 @@ function run(data: FrontWorkerData): void {
     server.on('error', () => undefined);
     post({ kind: 'listening', port: (server.address() as { port: number }).port });
   });
-  parentPort!.on('message', (m: FrontControlMessage) => {
-    if (m.kind === 'stop') server.close(() => post({ kind: 'drained' }));
-  });
+  return { stop: () => server.close(() => post({ kind: 'drained' })) };
 }
 
-if (parentPort && (workerData as { kcmTlsFront?: FrontWorkerData } | undefined)?.kcmTlsFront) run((workerData as { kcmTlsFront: FrontWorkerData }).kcmTlsFront);
+if (parentPort && (workerData as { kcmTlsFront?: boolean } | undefined)?.kcmTlsFront === true) {
+  let serving: { stop(): void } | undefined;
+  parentPort.on('message', (m: FrontControlMessage) => {
+    if (m.kind === 'serve') serving ??= serve(m.data);
+    else if (m.kind === 'stop') serving ? serving.stop() : parentPort!.postMessage({ kind: 'drained' } satisfies FrontWorkerMessage);
+  });
+}

@@ -38,7 +38,37 @@ export function frontPeer(socket: object): FrontPeer | undefined {
   return peers.get(socket);
 }
 
+/**
+ * Starts the front's worker thread, which then waits for startTlsFront: its
+ * boot (tens of milliseconds) overlaps the rest of the API server's start.
+ * Undefined when no worker can be started (the caller serves TLS itself).
+ */
+export function bootTlsFront(log: Logger): BootedFront | undefined {
+  let worker: Worker;
+  try {
+    worker = new Worker(workerEntry, { workerData: { kcmTlsFront: true } });
+  } catch (err) {
+    log.warn({ error: err instanceof Error ? err.message : String(err) }, 'cannot start the TLS thread; serving TLS on the main thread');
+    return undefined;
+  }
+  // It does not keep the process alive (the main thread's server does; close() holds it while draining).
+  worker.unref();
+  const ended = new Promise<Error>((resolve) => {
+    worker.once('error', resolve);
+    worker.once('exit', (code) => resolve(new Error(`the TLS thread exited with code ${code}`)));
+  });
+  return { worker, ended };
+}
+
+/** A booted front worker; `ended` settles when it fails or exits. */
+export interface BootedFront {
+  worker: Worker;
+  ended: Promise<Error>;
+}
+
 export interface TlsFrontOptions {
+  /** From bootTlsFront. */
+  boot: BootedFront;
   key: string;
   cert: string;
   ca: string;
@@ -117,36 +147,42 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
     socket.on('data', onData);
     socket.on('error', () => socket.destroy());
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.socketPath, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-
-  const data: FrontWorkerData = { key: opts.key, cert: opts.cert, ca: opts.ca, host: opts.host, port: opts.port, socketPath: opts.socketPath, secret };
-  let worker: Worker;
   try {
-    worker = new Worker(workerEntry, { workerData: { kcmTlsFront: data } });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(opts.socketPath, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
   } catch (err) {
-    server.close();
+    await opts.boot.worker.terminate();
     throw err;
   }
+
+  const data: FrontWorkerData = { key: opts.key, cert: opts.cert, ca: opts.ca, host: opts.host, port: opts.port, socketPath: opts.socketPath, secret };
+  const { worker, ended } = opts.boot;
+  let closing = false;
   let drained: (() => void) | undefined;
   let isDrained = false;
   const port = await new Promise<number>((resolve, reject) => {
+    let started = false;
     const fail = (err: Error) => {
+      if (started) return;
+      started = true;
       server.close();
       void worker.terminate();
       reject(err);
     };
-    worker.once('error', fail);
+    void ended.then((err) => {
+      if (!started) fail(err);
+      else if (!closing) log.error(err, 'the TLS thread failed; HTTPS is no longer served');
+    });
+    worker.postMessage({ kind: 'serve', data } satisfies FrontControlMessage);
     worker.on('message', (m: FrontWorkerMessage) => {
       switch (m.kind) {
         case 'listening':
-          worker.off('error', fail);
-          worker.on('error', (err) => log.error(err, 'the TLS front thread failed; HTTPS connections are no longer served'));
+          started = true;
           resolve(m.port);
           return;
         case 'listenError':
@@ -162,8 +198,6 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
       }
     });
   });
-  // The worker does not keep the process alive; the main thread's server does.
-  worker.unref();
   let stopped = false;
   const stopAccepting = () => {
     if (stopped) return;
@@ -174,6 +208,7 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
     port,
     stopAccepting,
     async close(timeoutMs) {
+      closing = true;
       // Held until the worker answers or the time is up.
       worker.ref();
       let timer: NodeJS.Timeout | undefined;
