@@ -14,7 +14,7 @@
  */
 import { createHash, X509Certificate } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { TLSSocket } from 'node:tls';
+import { peerCertificateChainDer } from '../util/cert/peer-chain.js';
 import { certIdentity } from '../util/cert/cert.js';
 import { certificateIdentifier, verifyClientCertificate } from '../util/cert/verify.js';
 import type { Clock } from '../util/clock/clock.js';
@@ -79,17 +79,7 @@ function withAuthenticated(u: UserInfo): UserInfo {
 
 /** The peer's certificate chain as sent (leaf first), or undefined without one. */
 function peerChain(req: IncomingMessage): X509Certificate[] | undefined {
-  const socket = req.socket as Partial<TLSSocket>;
-  if (typeof socket.getPeerCertificate !== 'function') return undefined;
-  const first = socket.getPeerCertificate(true);
-  if (!first || !first.raw) return undefined;
-  const out: X509Certificate[] = [];
-  const seen = new Set<string>();
-  for (let c: typeof first | undefined = first; c?.raw && !seen.has(c.fingerprint256); c = c.issuerCertificate) {
-    seen.add(c.fingerprint256);
-    out.push(new X509Certificate(c.raw));
-  }
-  return out;
+  return peerCertificateChainDer(req.socket)?.map((der) => new X509Certificate(der));
 }
 
 function headerValues(req: IncomingMessage, name: string): string[] {

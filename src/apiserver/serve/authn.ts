@@ -16,8 +16,8 @@
  */
 import { createHash, timingSafeEqual, X509Certificate } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { TLSSocket } from 'node:tls';
 import { certIdentity } from '../../util/cert/cert.js';
+import { peerCertificateChainDer } from '../../util/cert/peer-chain.js';
 import { certificateIdentifier, parseCertificateBundle, verifyClientCertificate } from '../../util/cert/verify.js';
 import type { UserInfo } from '../request-info.js';
 import { publicInfoPaths } from '../authz/always-allow.js';
@@ -139,17 +139,7 @@ export function newRequestAuthenticator(opts: RequestAuthenticatorOptions): Requ
 function peerCertificateChain(socket: object): X509Certificate[] | undefined {
   const front = frontPeer(socket);
   if (front) return front.certificates();
-  const tls = socket as Partial<TLSSocket>;
-  if (typeof tls.getPeerCertificate !== 'function') return undefined;
-  const first = tls.getPeerCertificate(true);
-  if (!first?.raw) return undefined;
-  const chain: X509Certificate[] = [];
-  const seen = new Set<string>();
-  for (let c: typeof first | undefined = first; c?.raw && !seen.has(c.fingerprint256); c = c.issuerCertificate) {
-    seen.add(c.fingerprint256);
-    chain.push(new X509Certificate(c.raw));
-  }
-  return chain;
+  return peerCertificateChainDer(socket)?.map((der) => new X509Certificate(der));
 }
 
 /**

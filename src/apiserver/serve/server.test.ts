@@ -57,6 +57,18 @@ function recordingHandler(): Recording & { factory: (d: ApiHandlerDeps) => ApiHa
   return Object.assign(rec, { factory: (d: ApiHandlerDeps) => ((rec.deps = d), rec.handler) });
 }
 
+/** recordingHandler, also noting for each request whether its socket is a TLS socket. */
+function recordingTlsSockets(): { rec: ReturnType<typeof recordingHandler>; sockets: boolean[] } {
+  const sockets: boolean[] = [];
+  const rec = recordingHandler();
+  const handle = rec.handler.handle.bind(rec.handler);
+  rec.handler.handle = (req, res, user) => {
+    sockets.push('getPeerCertificate' in req.socket);
+    return handle(req, res, user);
+  };
+  return { rec, sockets };
+}
+
 const dirs: string[] = [];
 function tempDir(): string {
   const d = mkdtempSync(join(tmpdir(), 'kcm-serve-'));
@@ -471,13 +483,7 @@ describe('startApiServer', () => {
 
   it('serves TLS on the main thread when asked (tlsThread: false), with client certificates', async () => {
     const dataDir = tempDir();
-    const sockets: boolean[] = [];
-    const rec = recordingHandler();
-    const handle = rec.handler.handle.bind(rec.handler);
-    rec.handler.handle = (req, res, user) => {
-      sockets.push('getPeerCertificate' in req.socket);
-      return handle(req, res, user);
-    };
+    const { rec, sockets } = recordingTlsSockets();
     const s = await startApiServer({ dataDir, securePort: 0, storage: 'memory', handler: rec.factory, tlsThread: false });
     try {
       const ca = { certPem: s.caPem, keyPem: readFileSync(join(dataDir, 'pki', 'ca.key'), 'utf8') };
@@ -492,13 +498,7 @@ describe('startApiServer', () => {
 
   it("serves TLS on the main thread when the data dir's path is too long for the front's Unix domain socket", async () => {
     const dataDir = join(tempDir(), 'd'.repeat(90));
-    const sockets: boolean[] = [];
-    const rec = recordingHandler();
-    const handle = rec.handler.handle.bind(rec.handler);
-    rec.handler.handle = (req, res, user) => {
-      sockets.push('getPeerCertificate' in req.socket);
-      return handle(req, res, user);
-    };
+    const { rec, sockets } = recordingTlsSockets();
     const s = await startApiServer({ dataDir, securePort: 0, storage: 'memory', handler: rec.factory });
     try {
       assert.equal((await get(s, '/api', { token: s.adminToken })).status, 200);

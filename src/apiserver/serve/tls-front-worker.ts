@@ -11,11 +11,13 @@
  * the request is read with the preamble. Then the two sockets are piped both
  * ways; either side's end or error ends the other.
  *
- * Imports only Node's modules: it is its own entry (scripts/bundle.mjs).
+ * Imports only Node's modules and util/cert/peer-chain.ts: it is its own
+ * entry (scripts/bundle.mjs).
  */
-import { createServer, type TLSSocket } from 'node:tls';
+import { createServer } from 'node:tls';
 import { connect } from 'node:net';
 import { parentPort, workerData } from 'node:worker_threads';
+import { peerCertificateChainDer } from '../../util/cert/peer-chain.js';
 
 export interface FrontWorkerData {
   key: string;
@@ -58,18 +60,6 @@ export type FrontControlMessage = { kind: 'serve'; data: FrontWorkerData } | { k
 /** The byte the main thread answers a preamble with. */
 export const FRONT_ACK = 0x06;
 
-function peerChain(socket: TLSSocket): string[] | undefined {
-  const first = socket.getPeerCertificate(true);
-  if (!first?.raw) return undefined;
-  const chain: string[] = [];
-  const seen = new Set<string>();
-  for (let c: typeof first | undefined = first; c?.raw && !seen.has(c.fingerprint256); c = c.issuerCertificate) {
-    seen.add(c.fingerprint256);
-    chain.push(c.raw.toString('base64'));
-  }
-  return chain;
-}
-
 function serve(data: FrontWorkerData): { stop(): void } {
   const post = (m: FrontWorkerMessage) => parentPort!.postMessage(m);
   const server = createServer(
@@ -91,7 +81,7 @@ function serve(data: FrontWorkerData): { stop(): void } {
         ...(client.remoteAddress !== undefined ? { remoteAddress: client.remoteAddress, remotePort: client.remotePort!, remoteFamily: client.remoteFamily! } : {}),
         ...(client.localAddress !== undefined ? { localAddress: client.localAddress, localPort: client.localPort! } : {}),
       };
-      const certificates = peerChain(client);
+      const certificates = peerCertificateChainDer(client)?.map((der) => der.toString('base64'));
       if (certificates) preamble.certificates = certificates;
       const backend = connect(data.socketPath);
       const cut = () => {
