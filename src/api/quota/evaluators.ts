@@ -346,10 +346,15 @@ export function quotaEvaluatorFor(group: string, resource: string): QuotaEvaluat
     if (resource === 'pods') return podEvaluator;
     if (resource === 'services') return serviceEvaluator;
     if (resource === 'persistentvolumeclaims') return pvcEvaluator;
-    return objectCountEvaluator('', resource, legacyCountNames[resource]);
   }
-  return objectCountEvaluator(group, resource);
+  // Object-count evaluators hold nothing but their names: one per resource (admission asks on every write).
+  const key = `${resource}.${group}`;
+  let ev = countEvaluators.get(key);
+  if (!ev) countEvaluators.set(key, (ev = group === '' ? objectCountEvaluator('', resource, legacyCountNames[resource]) : objectCountEvaluator(group, resource)));
+  return ev;
 }
+
+const countEvaluators = new Map<string, QuotaEvaluator>();
 
 /**
  * Which group/resources a set of quota resource names concerns: the

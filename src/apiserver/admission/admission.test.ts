@@ -1,6 +1,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../test-server.js';
+import { newAdmissionChain, onlyWhen, writes, type AdmissionAttributes } from './admission.js';
 
 const pod = (name: string, spec: Record<string, unknown> = {}) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [{ name: 'c', image: 'nginx:1.25' }], ...spec } });
 
@@ -63,5 +64,38 @@ describe('admission on pods and nodes', () => {
     const res = await t.request('POST', '/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1' } });
     assert.equal(res.status, 201, res.text);
     assert.deepEqual(res.body.spec.taints, [{ key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' }]);
+  });
+});
+
+describe('newAdmissionChain', () => {
+  const attrs = (resource: string) =>
+    ({ operation: 'CREATE', resource: { group: '', resource }, subresource: '', namespace: 'ns', name: 'x', object: {}, oldObject: undefined, user: { username: 'u', groups: [] }, dryRun: false }) as unknown as AdmissionAttributes;
+
+  it('runs plugins in order, awaiting only those that return a promise, and stops at the first refusal', async () => {
+    const seen: string[] = [];
+    const chain = newAdmissionChain([
+      { name: 'sync', validate: () => void seen.push('sync') },
+      { name: 'async', validate: async () => void seen.push('async') },
+      { name: 'refuses', validate: (a) => { seen.push('refuses'); if (a.resource.resource === 'secrets') throw new Error('no secrets'); } },
+      { name: 'after', validate: () => void seen.push('after') },
+    ]);
+    const run = chain.validate(attrs('configmaps'));
+    // The plugins before the first promise ran at once.
+    assert.deepEqual(seen, ['sync', 'async']);
+    await run;
+    assert.deepEqual(seen, ['sync', 'async', 'refuses', 'after']);
+    seen.length = 0;
+    await assert.rejects(chain.validate(attrs('secrets')), /no secrets/);
+    assert.deepEqual(seen, ['sync', 'async', 'refuses']);
+  });
+
+  it('onlyWhen: requests a phase does not apply to get no promise', async () => {
+    const ran: string[] = [];
+    const phase = onlyWhen(writes('CREATE', '', 'pods'), async (a) => void ran.push(a.resource.resource));
+    assert.equal(phase(attrs('configmaps')), undefined);
+    const p = phase(attrs('pods'));
+    assert.ok(p instanceof Promise);
+    await p;
+    assert.deepEqual(ran, ['pods']);
   });
 });

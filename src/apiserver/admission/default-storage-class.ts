@@ -8,7 +8,7 @@
  * (volumeutil.GetDefaultClass). No default: the claim is left alone.
  */
 import type { KubeObject } from '../../api/types.js';
-import type { AdmissionPlugin, ObjectLister } from './admission.js';
+import { type AdmissionPlugin, type ObjectLister, onlyWhen, writes } from './admission.js';
 
 export const ANN_IS_DEFAULT_CLASS = 'storageclass.kubernetes.io/is-default-class';
 export const ANN_BETA_IS_DEFAULT_CLASS = 'storageclass.beta.kubernetes.io/is-default-class';
@@ -34,8 +34,7 @@ export function pickDefaultStorageClass(classes: readonly KubeObject[]): KubeObj
 export function newDefaultStorageClass(lister: ObjectLister): AdmissionPlugin {
   return {
     name: 'DefaultStorageClass',
-    async admit(a) {
-      if (a.operation !== 'CREATE' || a.subresource !== '' || a.resource.group !== '' || a.resource.resource !== 'persistentvolumeclaims') return;
+    admit: onlyWhen(writes('CREATE', '', 'persistentvolumeclaims'), async (a) => {
       const pvc = a.object as (KubeObject & { spec?: { storageClassName?: string | null } }) | undefined;
       if (!pvc) return;
       if (pvc.metadata?.annotations?.[ANN_BETA_STORAGE_CLASS] !== undefined) return;
@@ -43,6 +42,6 @@ export function newDefaultStorageClass(lister: ObjectLister): AdmissionPlugin {
       const def = pickDefaultStorageClass((await lister.list('storage.k8s.io', 'storageclasses', '')) ?? []);
       if (!def) return;
       pvc.spec = { ...(pvc.spec ?? {}), storageClassName: def.metadata?.name ?? '' };
-    },
+    }),
   };
 }

@@ -10,7 +10,7 @@
 import type { Container, LimitRange, LimitRangeItem, PersistentVolumeClaim, Pod } from 'kubernetes-types/core/v1.js';
 import { quantityToString, toQuantity, type Quantity } from '../../api/quantity.js';
 import { parseResourceList, podResourceTotals, type ResourceList } from '../../api/quota/index.js';
-import type { AdmissionAttributes, AdmissionPlugin, ObjectLister } from './admission.js';
+import { type AdmissionAttributes, type AdmissionPlugin, type ObjectLister, onlyWhen } from './admission.js';
 import { forbidden } from '../status.js';
 import { deepCopy } from '../../util/json/deep-copy.js';
 
@@ -182,8 +182,7 @@ export function newLimitRanger(lister: ObjectLister): AdmissionPlugin {
   const ranges = async (ns: string) => ((await lister.list('', 'limitranges', ns)) ?? []) as LimitRange[];
   return {
     name: 'LimitRanger',
-    async admit(a) {
-      if (!supports(a) || !isPod(a)) return;
+    admit: onlyWhen((a) => supports(a) && isPod(a), async (a) => {
       const pod = a.object as Pod;
       const notes: string[] = [];
       for (const lr of await ranges(a.namespace)) notes.push(...mergeDefaults(pod, lr));
@@ -191,13 +190,12 @@ export function newLimitRanger(lister: ObjectLister): AdmissionPlugin {
         const m = (pod.metadata ??= {});
         m.annotations = { ...(m.annotations ?? {}), [limitRangerAnnotation]: `LimitRanger plugin set: ${notes.join('; ')}` };
       }
-    },
-    async validate(a) {
-      if (!supports(a)) return;
+    }),
+    validate: onlyWhen(supports, async (a) => {
       for (const lr of await ranges(a.namespace)) {
         const errs = isPod(a) ? podErrors(lr, a.object as Pod) : pvcErrors(lr, a.object as PersistentVolumeClaim);
         if (errs.length) throw forbidden(a.resource, a.name, aggregateMessage(errs));
       }
-    },
+    }),
   };
 }

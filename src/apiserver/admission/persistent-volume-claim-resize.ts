@@ -7,7 +7,7 @@
 import type { KubeObject } from '../../api/types.js';
 import { compare } from '../../api/quantity.js';
 import { forbidden } from '../status.js';
-import type { AdmissionPlugin, ObjectReader } from './admission.js';
+import { type AdmissionPlugin, type ObjectReader, onlyWhen, writes } from './admission.js';
 
 const ANN_BETA_STORAGE_CLASS = 'volume.beta.kubernetes.io/storage-class';
 
@@ -23,8 +23,7 @@ function claimClass(c: Claim): string {
 export function newPersistentVolumeClaimResize(reader: ObjectReader): AdmissionPlugin {
   return {
     name: 'PersistentVolumeClaimResize',
-    async validate(a) {
-      if (a.operation !== 'UPDATE' || a.subresource !== '' || a.resource.group !== '' || a.resource.resource !== 'persistentvolumeclaims') return;
+    validate: onlyWhen(writes('UPDATE', '', 'persistentvolumeclaims'), async (a) => {
       const pvc = a.object as Claim | undefined;
       const old = a.oldObject as Claim | undefined;
       if (!pvc || !old) return;
@@ -41,6 +40,6 @@ export function newPersistentVolumeClaimResize(reader: ObjectReader): AdmissionP
       if (!allowed) {
         throw forbidden(a.resource, a.name, 'only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize');
       }
-    },
+    }),
   };
 }

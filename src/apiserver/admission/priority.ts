@@ -5,7 +5,7 @@
  */
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { PriorityClass } from 'kubernetes-types/scheduling/v1.js';
-import type { AdmissionPlugin, ObjectReader } from './admission.js';
+import { type AdmissionPlugin, type ObjectReader, onlyWhen, writes } from './admission.js';
 import { forbidden } from '../status.js';
 
 /** Classes kube-apiserver creates at start. */
@@ -21,8 +21,7 @@ export interface PriorityClassLister {
 export function newPriorityAdmission(reader: ObjectReader, classes: PriorityClassLister): AdmissionPlugin {
   return {
     name: 'Priority',
-    async admit(a) {
-      if (a.operation !== 'CREATE' || a.subresource !== '' || a.resource.group !== '' || a.resource.resource !== 'pods') return;
+    admit: onlyWhen(writes('CREATE', '', 'pods'), async (a) => {
       const pod = a.object as Pod;
       if (!pod.spec) return;
       let value = 0;
@@ -49,6 +48,6 @@ export function newPriorityAdmission(reader: ObjectReader, classes: PriorityClas
         throw forbidden(a.resource, a.name, `the string value of PreemptionPolicy (${pod.spec.preemptionPolicy}) must not be provided in pod spec; priority admission controller computed ${policy} from the given PriorityClass name`);
       }
       if (policy) pod.spec.preemptionPolicy = policy;
-    },
+    }),
   };
 }

@@ -10,7 +10,7 @@
  */
 import type { Pod, Volume, VolumeMount } from 'kubernetes-types/core/v1.js';
 import { generateName } from '../../api/names.js';
-import type { AdmissionPlugin, ObjectReader } from './admission.js';
+import { type AdmissionPlugin, type ObjectReader, onlyWhen, writes } from './admission.js';
 import { forbidden } from '../status.js';
 import { realClock, type Clock } from '../../util/clock/clock.js';
 
@@ -51,8 +51,7 @@ export function newServiceAccountAdmission(reader: ObjectReader, opts: ServiceAc
 
   return {
     name: 'ServiceAccount',
-    async admit(a) {
-      if (a.operation !== 'CREATE' || a.subresource !== '' || a.resource.group !== '' || a.resource.resource !== 'pods') return;
+    admit: onlyWhen(writes('CREATE', '', 'pods'), async (a) => {
       const pod = a.object as Pod;
       if (pod.metadata?.annotations?.[mirrorPodAnnotation] !== undefined) return;
       pod.spec ??= { containers: [] };
@@ -84,6 +83,6 @@ export function newServiceAccountAdmission(reader: ObjectReader, opts: ServiceAc
       spec.volumes = [...volumes, volume];
       const mount: VolumeMount = { name, readOnly: true, mountPath: serviceAccountMountPath };
       for (const c of all) c.volumeMounts = [...(c.volumeMounts ?? []), { ...mount }];
-    },
+    }),
   };
 }

@@ -57,9 +57,10 @@ export async function startPolicyAdmission(opts: PolicyAdmissionOptions): Promis
   return {
     plugin: {
       name: validatingAdmissionPolicyPluginName,
-      async validate(a) {
-        if (isExemptFromPolicies(a)) return;
-        await dispatchPolicies(deps, source.hooks(), a);
+      validate(a) {
+        const hooks = source.hooks();
+        if (hooks.length === 0 || isExemptFromPolicies(a)) return;
+        return dispatchPolicies(deps, hooks, a);
       },
     },
     source,

@@ -54,16 +54,18 @@ export async function startWebhookAdmission(opts: WebhookAdmissionOptions): Prom
   return {
     mutating: {
       name: mutatingPluginName,
-      async admit(a) {
-        if (a.resource.virtual || exempt(a)) return;
-        await dispatchMutating(deps, source.mutating(), a);
+      admit(a) {
+        const hooks = source.mutating();
+        if (hooks.length === 0 || a.resource.virtual || exempt(a)) return;
+        return dispatchMutating(deps, hooks, a);
       },
     },
     validating: {
       name: validatingPluginName,
-      async validate(a) {
-        if (a.resource.virtual || exempt(a)) return;
-        await dispatchValidating(deps, source.validating(), a);
+      validate(a) {
+        const hooks = source.validating();
+        if (hooks.length === 0 || a.resource.virtual || exempt(a)) return;
+        return dispatchValidating(deps, hooks, a);
       },
     },
     client,
