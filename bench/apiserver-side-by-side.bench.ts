@@ -4,7 +4,9 @@
  * 5,000 ConfigMap creates, then 5,000 gets, from 50 concurrent HTTPS
  * connections and from one, each after as many uncounted warm-up requests
  * (steady state: kcm's JIT-compiled code warm, as Go's is from the start),
- * three rounds of each, the median round reported. Per server: requests/s,
+ * three rounds of each, the median round reported. Both servers run at once
+ * and take turns round by round, so the machine's drift during the run (its
+ * speed varied by a fifth between runs) touches both alike. Per server: requests/s,
  * p50/p99 latency, the server side's CPU (kube-apiserver + etcd, or kcm
  * apiserver, warm-up included) and peak RSS.
  *
@@ -41,39 +43,34 @@ interface Measure extends LoadResult {
   cpu: number;
 }
 
-interface ServerResult {
-  measures: Map<string, Measure>;
-  rssMB: number;
+interface Server {
+  kind: 'real' | 'kcm';
+  cluster: RealCluster;
+  cpu(): number;
+  rounds: Map<string, Measure[]>;
 }
 
-async function measureServer(kind: 'real' | 'kcm'): Promise<ServerResult> {
-  const c: RealCluster = await startRealCluster({ apiServer: kind, apiServerOnly: true, readyTimeoutMs: 120_000 });
-  const pids = Object.values(c.pids()).filter((p) => p > 0);
-  const cpu = () => pids.reduce((s, p) => s + cpuSeconds(p), 0);
-  const measures = new Map<string, Measure>();
-  try {
-    for (const concurrency of LEVELS) {
-      const namespace = `bench-${concurrency}`;
-      const r = await c.api('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
-      if (r.status !== 201) throw new Error(`create namespace: ${r.status}`);
-      for (const op of ['create', 'get'] as const) {
-        const rounds: Measure[] = [];
-        for (let round = 0; round < ROUNDS; round++) {
-          const c0 = cpu();
-          // Each round creates its own objects; gets read the first round's.
-          const prefix = op === 'create' ? `cm${round}-` : 'cm0-';
-          const res = await load({ url: c.url, caPem: c.caPem, token: c.adminToken, namespace, op, count: COUNT, concurrency, prefix, client: CLIENT });
-          if (res.failures) throw new Error(`${kind} ${op} x${concurrency}: ${res.failures} failures, first: ${res.firstFailure}`);
-          rounds.push({ ...res, cpu: cpu() - c0 });
-        }
-        rounds.sort((a, b) => a.rate - b.rate);
-        measures.set(`${op}/${concurrency}`, rounds[Math.floor(ROUNDS / 2)]!);
-      }
-    }
-    return { measures, rssMB: pids.reduce((s, p) => s + peakRssMB(p), 0) };
-  } finally {
-    await c.stop();
-  }
+async function startServer(kind: 'real' | 'kcm'): Promise<Server> {
+  const cluster = await startRealCluster({ apiServer: kind, apiServerOnly: true, readyTimeoutMs: 120_000 });
+  const pids = Object.values(cluster.pids()).filter((p) => p > 0);
+  return { kind, cluster, cpu: () => pids.reduce((s, p) => s + cpuSeconds(p), 0), rounds: new Map() };
+}
+
+async function measureRound(s: Server, op: 'create' | 'get', concurrency: number, round: number): Promise<void> {
+  const c0 = s.cpu();
+  // Each round creates its own objects; gets read the first round's.
+  const prefix = op === 'create' ? `cm${round}-` : 'cm0-';
+  const c = s.cluster;
+  const res = await load({ url: c.url, caPem: c.caPem, token: c.adminToken, namespace: `bench-${concurrency}`, op, count: COUNT, concurrency, prefix, client: CLIENT });
+  if (res.failures) throw new Error(`${s.kind} ${op} x${concurrency}: ${res.failures} failures, first: ${res.firstFailure}`);
+  const key = `${op}/${concurrency}`;
+  s.rounds.set(key, [...(s.rounds.get(key) ?? []), { ...res, cpu: s.cpu() - c0 }]);
+}
+
+/** The median round by throughput. */
+function median(s: Server, key: string): Measure {
+  const rounds = [...s.rounds.get(key)!].sort((a, b) => a.rate - b.rate);
+  return rounds[Math.floor(rounds.length / 2)]!;
 }
 
 const fmt = (m: Measure) => `${m.rate.toFixed(0)}/s, p50 ${m.p50.toFixed(1)} ms, p99 ${m.p99.toFixed(1)} ms, CPU ${m.cpu.toFixed(1)} s (client ${m.clientCpuUs.toFixed(0)} us/request)`;
@@ -81,16 +78,36 @@ const fmt = (m: Measure) => `${m.rate.toFixed(0)}/s, p50 ${m.p50.toFixed(1)} ms,
 export async function run(): Promise<string[]> {
   const { missing } = realBinaries(['kube-apiserver']);
   if (missing) return [missing];
-  const real = await measureServer('real');
-  const header = `load generator: ${CLIENT === 'raw' ? 'its own HTTP/1.1 framing on TLS' : 'undici'}`;
-  const kcm = await measureServer('kcm');
-  const out: string[] = [header];
-  for (const concurrency of LEVELS) {
-    for (const op of ['create', 'get'] as const) {
-      const [r, k] = [real.measures.get(`${op}/${concurrency}`)!, kcm.measures.get(`${op}/${concurrency}`)!];
-      out.push(`${COUNT} ConfigMap ${op}s, ${concurrency} client${concurrency > 1 ? 's' : ''}: real ${fmt(r)}; kcm ${fmt(k)}; kcm/real throughput ${ratio(k.rate, r.rate)}, p99 ${ratio(k.p99, r.p99)}, CPU ${ratio(k.cpu, r.cpu)}`);
+  // Both run at once and take turns, round by round (which goes first alternates), so a change in the
+  // machine's speed during the run touches both alike; the one waiting is idle.
+  const real = await startServer('real');
+  let kcm: Server | undefined;
+  try {
+    kcm = await startServer('kcm');
+    for (const concurrency of LEVELS) {
+      for (const s of [real, kcm]) {
+        const r = await s.cluster.api('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: `bench-${concurrency}` } });
+        if (r.status !== 201) throw new Error(`${s.kind}: create namespace: ${r.status}`);
+      }
+      for (const op of ['create', 'get'] as const) {
+        for (let round = 0; round < ROUNDS; round++) {
+          for (const s of round % 2 === 0 ? [real, kcm] : [kcm, real]) await measureRound(s, op, concurrency, round);
+        }
+      }
     }
+    const rss = (s: Server) => Object.values(s.cluster.pids()).filter((p) => p > 0).reduce((sum, p) => sum + peakRssMB(p), 0);
+    const [realRss, kcmRss] = [rss(real), rss(kcm)];
+    const out: string[] = [`load generator: ${CLIENT === 'raw' ? 'its own HTTP/1.1 framing on TLS' : 'undici'}; the servers take turns round by round`];
+    for (const concurrency of LEVELS) {
+      for (const op of ['create', 'get'] as const) {
+        const [r, k] = [median(real, `${op}/${concurrency}`), median(kcm, `${op}/${concurrency}`)];
+        out.push(`${COUNT} ConfigMap ${op}s, ${concurrency} client${concurrency > 1 ? 's' : ''}: real ${fmt(r)}; kcm ${fmt(k)}; kcm/real throughput ${ratio(k.rate, r.rate)}, p99 ${ratio(k.p99, r.p99)}, CPU ${ratio(k.cpu, r.cpu)}`);
+      }
+    }
+    out.push(`server peak RSS: real (kube-apiserver + etcd) ${realRss.toFixed(0)} MB, kcm ${kcmRss.toFixed(0)} MB; kcm/real ${ratio(kcmRss, realRss)}`);
+    return out;
+  } finally {
+    await kcm?.cluster.stop();
+    await real.cluster.stop();
   }
-  out.push(`server peak RSS: real (kube-apiserver + etcd) ${real.rssMB.toFixed(0)} MB, kcm ${kcm.rssMB.toFixed(0)} MB; kcm/real ${ratio(kcm.rssMB, real.rssMB)}`);
-  return out;
 }
