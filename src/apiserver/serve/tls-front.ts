@@ -170,6 +170,8 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
     const fail = (err: Error) => {
       if (started) return;
       started = true;
+      // The worker's exit that follows is not a failure to log.
+      closing = true;
       server.close();
       void worker.terminate();
       reject(err);
