@@ -8,8 +8,6 @@
  * tracking finalizer whose Job is gone or finished lose the finalizer through
  * a second queue (the orphan queue upstream).
  */
-import { serverOlderThan } from '../../client/discovery.js';
-import { serverVersionIs } from '../server-version.js';
 import { GVR } from '../../api/gvr.js';
 import { splitKey } from '../../api/types.js';
 import { isNotFound } from '../../client/errors.js';
@@ -47,13 +45,6 @@ export interface JobController extends Controller {
 
 export interface JobControllerOptions {
   podControl?: PodControl;
-  /**
-   * Act as kube-controller-manager before 1.31 did (default false): Complete
-   * or Failed as soon as the Job's pods are counted, without the interim
-   * SuccessCriteriaMet / FailureTarget conditions and without waiting for
-   * the deleted pods to terminate. Set for API servers older than 1.31.
-   */
-  immediateTerminalConditions?: boolean;
 }
 
 class JobControllerImpl implements JobController {
@@ -95,7 +86,6 @@ class JobControllerImpl implements JobController {
       finalizerExpectations: this.finalizerExpectations,
       backoff: this.backoff,
       enqueueAfter: (key, ms) => this.worker.enqueueAfter(key, Math.max(0, ms)),
-      immediateTerminalConditions: opts.immediateTerminalConditions ?? false,
     });
 
     this.jobInformer.addEventHandler({
@@ -265,18 +255,5 @@ export const descriptor: ControllerDescriptor = {
   aliases: ['job'],
   requiredResources: [GVR.jobs, GVR.pods],
   defaultWorkers: 5,
-  create: async (ctx) => {
-    const immediateTerminalConditions = await serverVersionIs(ctx, setsTerminalConditionsImmediately, JOB_CONTROLLER_NAME, 'adding interim conditions as the current release does');
-    return newJobController(ctx, { immediateTerminalConditions });
-  },
+  create: (ctx) => newJobController(ctx),
 };
-
-/**
- * Whether an API server of `version` came with a Job controller that set
- * Complete or Failed at once: kube-controller-manager delays them until the
- * Job's pods are terminal, behind the interim SuccessCriteriaMet and
- * FailureTarget conditions, from 1.31 (kubernetes/kubernetes#125510).
- */
-export function setsTerminalConditionsImmediately(version: { major?: string; minor?: string }): boolean {
-  return serverOlderThan(version, 31);
-}

@@ -95,8 +95,6 @@ export interface JobSyncDeps {
   backoff: BackoffStore;
   /** Requeues the job key after `ms`. */
   enqueueAfter(key: string, ms: number): void;
-  /** Complete / Failed without the interim conditions and without waiting for terminating pods (JobControllerOptions). */
-  immediateTerminalConditions?: boolean;
 }
 
 interface SyncCtx {
@@ -613,24 +611,17 @@ export class JobSyncer {
       }
     }
     const now = this.d.clock.now();
-    // Before 1.31 only the pod failure policy and the success policy (neither served by older API servers) left
-    // interim conditions; the criteria below are computed again on every sync, so nothing needs them kept.
-    const interim = !this.d.immediateTerminalConditions || c.finished?.reason === REASON_POD_FAILURE_POLICY || c.finished?.reason === REASON_SUCCESS_POLICY;
     if (c.finished?.type === 'FailureTarget') {
-      if (interim) {
-        (st.conditions ??= []).push(c.finished);
-        needsFlush = true;
-      }
+      (st.conditions ??= []).push(c.finished);
+      needsFlush = true;
       c.finished = newCondition('Failed', 'True', c.finished.reason ?? '', c.finished.message ?? '', now);
     }
     if (c.finished?.type === 'SuccessCriteriaMet') {
-      if (interim && findCondition(job, 'SuccessCriteriaMet')?.status !== 'True') {
+      if (findCondition(job, 'SuccessCriteriaMet')?.status !== 'True') {
         (st.conditions ??= []).push(c.finished);
         needsFlush = true;
       }
-      // Complete has carried the criterion's reason and message since 1.31; before, neither.
-      const said = !this.d.immediateTerminalConditions || c.finished.reason === REASON_SUCCESS_POLICY;
-      c.finished = newCondition('Complete', 'True', said ? (c.finished.reason ?? '') : '', said ? (c.finished.message ?? '') : '', now);
+      c.finished = newCondition('Complete', 'True', c.finished.reason ?? '', c.finished.message ?? '', now);
     }
 
     // 1. Persist the uncounted UIDs (and interim conditions) before touching finalizers.
@@ -677,7 +668,7 @@ export class JobSyncer {
     if (!c.finished) return false;
     const st = c.job.status!;
     const uncounted = (st.uncountedTerminatedPods?.succeeded?.length ?? 0) + (st.uncountedTerminatedPods?.failed?.length ?? 0);
-    if (uncounted > 0 || (c.terminating > 0 && !this.d.immediateTerminalConditions)) return false;
+    if (uncounted > 0 || c.terminating > 0) return false;
     const now = this.d.clock.now();
     const conds = (st.conditions ??= []);
     ensureCondition(conds, c.finished.type as 'Complete' | 'Failed', 'True', c.finished.reason ?? '', c.finished.message ?? '', now);
