@@ -29,6 +29,8 @@ function job(name: string, command: string[], spec: Record<string, unknown> = {}
 }
 
 type Cond = { type: string; status: string; reason?: string };
+/** kube-controller-manager 1.20 (or kcm's on a 1.20 API server) sets the terminal condition alone; from 1.31 an interim one comes first. */
+const conditionTypes = (interim: string, terminal: string) => (onRealApiServer || onRealControllerManager ? [terminal] : [interim, terminal]);
 const cond = (j: { status?: { conditions?: Cond[] } }, type: string) => j.status?.conditions?.find((c) => c.type === type && c.status === 'True');
 
 describe('job e2e', () => {
@@ -46,6 +48,7 @@ describe('job e2e', () => {
       500,
     );
     assert.equal(done.status.succeeded, 4);
+    assert.deepEqual(done.status.conditions.map((c: Cond) => c.type), conditionTypes('SuccessCriteriaMet', 'Complete'));
     assert.ok(maxActive <= 2, `at most 2 pods at once, saw ${maxActive}`);
     const pods = await getJson(['pods', '-l', 'job-name=four']);
     assert.equal(pods.items.filter((p: { status: { phase: string } }) => p.status.phase === 'Succeeded').length, 4);
@@ -69,6 +72,7 @@ describe('job e2e', () => {
       500,
     );
     assert.equal(cond(failed, 'Failed')?.reason, 'BackoffLimitExceeded');
+    assert.deepEqual(failed.status.conditions.map((c: Cond) => c.type), conditionTypes('FailureTarget', 'Failed'));
     assert.equal(failed.status.failed, 2);
     const events = await kcm.kubectlOk(['get', 'events', '-n', 'default', '--field-selector', 'involvedObject.name=fails', '-o', 'json']);
     assert.ok(JSON.parse(events).items.some((e: { reason: string }) => e.reason === 'BackoffLimitExceeded'));

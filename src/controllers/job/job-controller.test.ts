@@ -6,7 +6,7 @@ import { GVR } from '../../api/gvr.js';
 import type { KubeObject } from '../../api/types.js';
 import { rfc3339 } from '../../util/clock/clock.js';
 import { setLogOutput } from '../../util/log/logger.js';
-import { descriptor, newJobController } from './job-controller.js';
+import { descriptor, newJobController, setsTerminalConditionsImmediately, type JobController } from './job-controller.js';
 import { newBatchTestContext, type BatchTestContext } from './test-context.js';
 
 let restoreLog: (line: string) => void;
@@ -35,10 +35,17 @@ function job(name: string, spec: Partial<NonNullable<Job['spec']>> = {}): J {
   };
 }
 
-async function setup(j: J) {
+/** `minor`: the controller is built by its descriptor against an API server 1.<minor>. */
+async function setup(j: J, minor?: string) {
   const t = newBatchTestContext();
   t.fake.seed(GVR.jobs, j);
-  const c = newJobController(t.ctx);
+  let c: JobController;
+  if (minor === undefined) c = newJobController(t.ctx);
+  else {
+    const base = t.ctx.discovery;
+    t.ctx.discovery = { ...base!, serverVersion: async () => ({ major: '1', minor, gitVersion: `v1.${minor}.0` }) } as typeof base;
+    c = (await descriptor.create(t.ctx)) as JobController;
+  }
   await t.start();
   await t.settle();
   const sync = async () => {
@@ -243,4 +250,53 @@ describe('job controller', () => {
     assert.equal(pods(t).length, 0);
     await t.stop();
   });
+});
+
+describe('job conditions by API server version', () => {
+  it('sets Complete or Failed at once, without the interim conditions, before 1.31', () => {
+    assert.equal(setsTerminalConditionsImmediately({ major: '1', minor: '20' }), true);
+    assert.equal(setsTerminalConditionsImmediately({ major: '1', minor: '30' }), true);
+    assert.equal(setsTerminalConditionsImmediately({ major: '1', minor: '31' }), false);
+    assert.equal(setsTerminalConditionsImmediately({ major: '1', minor: '33' }), false);
+    assert.equal(setsTerminalConditionsImmediately({ major: '', minor: '' }), false);
+  });
+
+  for (const [minor, types] of [
+    ['20', ['Complete']],
+    ['33', ['SuccessCriteriaMet', 'Complete']],
+  ] as const) {
+    it(`completes a Job with the conditions kube-controller-manager 1.${minor} sets, on a 1.${minor} API server`, async () => {
+      const { t, sync } = await setup(job('work', { parallelism: 2, completions: 2 }), minor);
+      await sync();
+      for (const p of pods(t)) await finishPod(t, p, 'Succeeded');
+      await sync();
+      await sync();
+      const j = stored(t, 'work');
+      assert.deepEqual(j.status?.conditions?.map((c) => c.type), types);
+      // 1.20's Complete says no reason and no message.
+      const complete = condition(j, 'Complete')!;
+      assert.deepEqual([complete.reason || undefined, complete.message || undefined], minor === '20' ? [undefined, undefined] : ['CompletionsReached', 'Reached expected number of succeeded pods']);
+      assert.equal(j.status?.succeeded, 2);
+      assert.equal(j.status?.completionTime, '2024-01-01T00:00:00Z');
+      assert.ok(t.events().includes('Normal Completed Job completed'));
+      await t.stop();
+    });
+  }
+
+  for (const [minor, types] of [
+    ['20', ['Failed']],
+    ['33', ['FailureTarget', 'Failed']],
+  ] as const) {
+    it(`fails a Job past its backoff limit with the conditions kube-controller-manager 1.${minor} sets, on a 1.${minor} API server`, async () => {
+      const { t, sync } = await setup(job('flaky', { parallelism: 2, completions: 2, backoffLimit: 0 }), minor);
+      await sync();
+      await finishPod(t, pods(t)[0]!, 'Failed');
+      for (let i = 0; i < 4; i++) await sync();
+      const j = stored(t, 'flaky');
+      assert.deepEqual(j.status?.conditions?.map((c) => c.type), types);
+      assert.equal(condition(j, 'Failed')?.reason, 'BackoffLimitExceeded');
+      assert.ok(t.events().includes('Warning BackoffLimitExceeded Job has reached the specified backoff limit'));
+      await t.stop();
+    });
+  }
 });

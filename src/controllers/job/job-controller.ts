@@ -8,6 +8,8 @@
  * tracking finalizer whose Job is gone or finished lose the finalizer through
  * a second queue (the orphan queue upstream).
  */
+import { serverOlderThan } from '../../client/discovery.js';
+import { serverVersionIs } from '../server-version.js';
 import { GVR } from '../../api/gvr.js';
 import { splitKey } from '../../api/types.js';
 import { isNotFound } from '../../client/errors.js';
@@ -45,6 +47,13 @@ export interface JobController extends Controller {
 
 export interface JobControllerOptions {
   podControl?: PodControl;
+  /**
+   * Leave the conditions as kube-controller-manager before 1.31 did (default
+   * false): Complete or Failed alone, the interim SuccessCriteriaMet /
+   * FailureTarget condition removed in the write that sets it, and Complete
+   * without reason or message. Set for API servers older than 1.31.
+   */
+  immediateTerminalConditions?: boolean;
 }
 
 class JobControllerImpl implements JobController {
@@ -86,6 +95,7 @@ class JobControllerImpl implements JobController {
       finalizerExpectations: this.finalizerExpectations,
       backoff: this.backoff,
       enqueueAfter: (key, ms) => this.worker.enqueueAfter(key, Math.max(0, ms)),
+      immediateTerminalConditions: opts.immediateTerminalConditions ?? false,
     });
 
     this.jobInformer.addEventHandler({
@@ -255,5 +265,18 @@ export const descriptor: ControllerDescriptor = {
   aliases: ['job'],
   requiredResources: [GVR.jobs, GVR.pods],
   defaultWorkers: 5,
-  create: (ctx) => newJobController(ctx),
+  create: async (ctx) => {
+    const immediateTerminalConditions = await serverVersionIs(ctx, setsTerminalConditionsImmediately, JOB_CONTROLLER_NAME, 'adding interim conditions as the current release does');
+    return newJobController(ctx, { immediateTerminalConditions });
+  },
 };
+
+/**
+ * Whether an API server of `version` came with a Job controller that set
+ * Complete or Failed alone: kube-controller-manager adds the interim
+ * SuccessCriteriaMet and FailureTarget conditions first, and gives Complete
+ * a reason, from 1.31 (kubernetes/kubernetes#125510).
+ */
+export function setsTerminalConditionsImmediately(version: { major?: string; minor?: string }): boolean {
+  return serverOlderThan(version, 31);
+}

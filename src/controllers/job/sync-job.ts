@@ -95,6 +95,8 @@ export interface JobSyncDeps {
   backoff: BackoffStore;
   /** Requeues the job key after `ms`. */
   enqueueAfter(key: string, ms: number): void;
+  /** Complete / Failed replace the interim condition, and Complete says no reason (JobControllerOptions). */
+  immediateTerminalConditions?: boolean;
 }
 
 interface SyncCtx {
@@ -621,7 +623,9 @@ export class JobSyncer {
         (st.conditions ??= []).push(c.finished);
         needsFlush = true;
       }
-      c.finished = newCondition('Complete', 'True', c.finished.reason ?? '', c.finished.message ?? '', now);
+      // Complete has carried the criterion's reason and message since 1.31; before, neither.
+      const said = !this.d.immediateTerminalConditions || c.finished.reason === REASON_SUCCESS_POLICY;
+      c.finished = newCondition('Complete', 'True', said ? (c.finished.reason ?? '') : '', said ? (c.finished.message ?? '') : '', now);
     }
 
     // 1. Persist the uncounted UIDs (and interim conditions) before touching finalizers.
@@ -670,6 +674,9 @@ export class JobSyncer {
     const uncounted = (st.uncountedTerminatedPods?.succeeded?.length ?? 0) + (st.uncountedTerminatedPods?.failed?.length ?? 0);
     if (uncounted > 0 || c.terminating > 0) return false;
     const now = this.d.clock.now();
+    // Before 1.31 a Job got its terminal condition alone: the interim one, which carried the Job's finished state
+    // between syncs (also where the API server does not store uncountedTerminatedPods), goes in the same write.
+    if (this.d.immediateTerminalConditions) st.conditions = (st.conditions ?? []).filter((x) => x.type !== 'SuccessCriteriaMet' && x.type !== 'FailureTarget');
     const conds = (st.conditions ??= []);
     ensureCondition(conds, c.finished.type as 'Complete' | 'Failed', 'True', c.finished.reason ?? '', c.finished.message ?? '', now);
     if (c.finished.type === 'Complete') st.completionTime = rfc3339(now);
