@@ -6,7 +6,7 @@ import { GVR } from '../../api/gvr.js';
 import type { KubeObject } from '../../api/types.js';
 import { rfc3339 } from '../../util/clock/clock.js';
 import { setLogOutput } from '../../util/log/logger.js';
-import { descriptor, newJobController, setsTerminalConditionsImmediately, type JobController } from './job-controller.js';
+import { descriptor, newJobController, leavesTerminalConditionAlone, type JobController } from './job-controller.js';
 import { newBatchTestContext, type BatchTestContext } from './test-context.js';
 
 let restoreLog: (line: string) => void;
@@ -253,12 +253,12 @@ describe('job controller', () => {
 });
 
 describe('job conditions by API server version', () => {
-  it('sets Complete or Failed at once, without the interim conditions, before 1.31', () => {
-    assert.equal(setsTerminalConditionsImmediately({ major: '1', minor: '20' }), true);
-    assert.equal(setsTerminalConditionsImmediately({ major: '1', minor: '30' }), true);
-    assert.equal(setsTerminalConditionsImmediately({ major: '1', minor: '31' }), false);
-    assert.equal(setsTerminalConditionsImmediately({ major: '1', minor: '33' }), false);
-    assert.equal(setsTerminalConditionsImmediately({ major: '', minor: '' }), false);
+  it('leaves Complete or Failed alone, without the interim conditions, before 1.31', () => {
+    assert.equal(leavesTerminalConditionAlone({ major: '1', minor: '20' }), true);
+    assert.equal(leavesTerminalConditionAlone({ major: '1', minor: '30' }), true);
+    assert.equal(leavesTerminalConditionAlone({ major: '1', minor: '31' }), false);
+    assert.equal(leavesTerminalConditionAlone({ major: '1', minor: '33' }), false);
+    assert.equal(leavesTerminalConditionAlone({ major: '', minor: '' }), false);
   });
 
   for (const [minor, types] of [

@@ -53,7 +53,7 @@ export interface JobControllerOptions {
    * FailureTarget condition removed in the write that sets it, and Complete
    * without reason or message. Set for API servers older than 1.31.
    */
-  immediateTerminalConditions?: boolean;
+  terminalConditionAlone?: boolean;
 }
 
 class JobControllerImpl implements JobController {
@@ -95,7 +95,7 @@ class JobControllerImpl implements JobController {
       finalizerExpectations: this.finalizerExpectations,
       backoff: this.backoff,
       enqueueAfter: (key, ms) => this.worker.enqueueAfter(key, Math.max(0, ms)),
-      immediateTerminalConditions: opts.immediateTerminalConditions ?? false,
+      terminalConditionAlone: opts.terminalConditionAlone ?? false,
     });
 
     this.jobInformer.addEventHandler({
@@ -266,8 +266,8 @@ export const descriptor: ControllerDescriptor = {
   requiredResources: [GVR.jobs, GVR.pods],
   defaultWorkers: 5,
   create: async (ctx) => {
-    const immediateTerminalConditions = await serverVersionIs(ctx, setsTerminalConditionsImmediately, JOB_CONTROLLER_NAME, 'adding interim conditions as the current release does');
-    return newJobController(ctx, { immediateTerminalConditions });
+    const terminalConditionAlone = await serverVersionIs(ctx, leavesTerminalConditionAlone, JOB_CONTROLLER_NAME, 'adding interim conditions as the current release does');
+    return newJobController(ctx, { terminalConditionAlone });
   },
 };
 
@@ -277,6 +277,6 @@ export const descriptor: ControllerDescriptor = {
  * SuccessCriteriaMet and FailureTarget conditions first, and gives Complete
  * a reason, from 1.31 (kubernetes/kubernetes#125510).
  */
-export function setsTerminalConditionsImmediately(version: { major?: string; minor?: string }): boolean {
+export function leavesTerminalConditionAlone(version: { major?: string; minor?: string }): boolean {
   return serverOlderThan(version, 31);
 }

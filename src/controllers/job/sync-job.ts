@@ -96,7 +96,7 @@ export interface JobSyncDeps {
   /** Requeues the job key after `ms`. */
   enqueueAfter(key: string, ms: number): void;
   /** Complete / Failed replace the interim condition, and Complete says no reason (JobControllerOptions). */
-  immediateTerminalConditions?: boolean;
+  terminalConditionAlone?: boolean;
 }
 
 interface SyncCtx {
@@ -624,7 +624,7 @@ export class JobSyncer {
         needsFlush = true;
       }
       // Complete has carried the criterion's reason and message since 1.31; before, neither.
-      const said = !this.d.immediateTerminalConditions || c.finished.reason === REASON_SUCCESS_POLICY;
+      const said = !this.d.terminalConditionAlone || c.finished.reason === REASON_SUCCESS_POLICY;
       c.finished = newCondition('Complete', 'True', said ? (c.finished.reason ?? '') : '', said ? (c.finished.message ?? '') : '', now);
     }
 
@@ -676,7 +676,7 @@ export class JobSyncer {
     const now = this.d.clock.now();
     // Before 1.31 a Job got its terminal condition alone: the interim one, which carried the Job's finished state
     // between syncs (also where the API server does not store uncountedTerminatedPods), goes in the same write.
-    if (this.d.immediateTerminalConditions) st.conditions = (st.conditions ?? []).filter((x) => x.type !== 'SuccessCriteriaMet' && x.type !== 'FailureTarget');
+    if (this.d.terminalConditionAlone) st.conditions = (st.conditions ?? []).filter((x) => x.type !== 'SuccessCriteriaMet' && x.type !== 'FailureTarget');
     const conds = (st.conditions ??= []);
     ensureCondition(conds, c.finished.type as 'Complete' | 'Failed', 'True', c.finished.reason ?? '', c.finished.message ?? '', now);
     if (c.finished.type === 'Complete') st.completionTime = rfc3339(now);
