@@ -3,7 +3,9 @@
  * NoExecute taints for 300 s unless they already say something about them.
  */
 import type { Pod, Toleration } from 'kubernetes-types/core/v1.js';
-import type { AdmissionPlugin } from './admission.js';
+import { type AdmissionPlugin, writes } from './admission.js';
+
+const createsPod = writes('CREATE', '', 'pods');
 
 export const notReadyTaintKey = 'node.kubernetes.io/not-ready';
 export const unreachableTaintKey = 'node.kubernetes.io/unreachable';
@@ -18,7 +20,7 @@ export function newDefaultTolerationSeconds(opts: { notReadySeconds?: number; un
   return {
     name: 'DefaultTolerationSeconds',
     admit(a) {
-      if (a.operation !== 'CREATE' || a.subresource !== '' || a.resource.group !== '' || a.resource.resource !== 'pods') return;
+      if (!createsPod(a)) return;
       const pod = a.object as Pod;
       if (!pod.spec) return;
       const ts = [...(pod.spec.tolerations ?? [])];

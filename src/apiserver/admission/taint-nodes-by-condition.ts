@@ -3,13 +3,15 @@
  * the node lifecycle controller removes it once the node reports Ready.
  */
 import type { Node } from 'kubernetes-types/core/v1.js';
-import type { AdmissionPlugin } from './admission.js';
+import { type AdmissionPlugin, writes } from './admission.js';
+
+const createsNode = writes('CREATE', '', 'nodes');
 
 export function newTaintNodesByCondition(): AdmissionPlugin {
   return {
     name: 'TaintNodesByCondition',
     admit(a) {
-      if (a.operation !== 'CREATE' || a.subresource !== '' || a.resource.group !== '' || a.resource.resource !== 'nodes') return;
+      if (!createsNode(a)) return;
       const node = a.object as Node;
       node.spec ??= {};
       const taints = node.spec.taints ?? [];
