@@ -5,6 +5,7 @@ import { StatusError, newStatus } from '../../client/errors.js';
 import { computeHash } from '../../controller/hash.js';
 import { setLogOutput } from '../../util/log/logger.js';
 import { newTestContext, type TestContext } from '../replicaset/test-context.js';
+import { reportServerVersion } from '../testing/test-context.js';
 import { descriptor, newDeploymentController, usesLegacyScalingMessages, type DeploymentController } from './deployment-controller.js';
 import { newDeployment, type DeploymentOptions } from './testing.js';
 import { REVISION_ANNOTATION, REVISION_HISTORY_ANNOTATION, type DeploymentObject, type ReplicaSetObject } from './types.js';
@@ -390,8 +391,7 @@ describe('ScalingReplicaSet wording by API server version', () => {
   ] as const) {
     it(`words the events of a create and a scale-down as kube-controller-manager 1.${minor} on a 1.${minor} API server`, async () => {
       const e = await env({ replicas: 4 }, async (t) => {
-        const base = t.ctx.discovery;
-        t.ctx.discovery = { ...base!, serverVersion: async () => ({ major: '1', minor, gitVersion: `v1.${minor}.0` }) } as typeof base;
+        reportServerVersion(t.ctx, minor);
         return (await descriptor.create(t.ctx)) as DeploymentController;
       });
       await e.sync();

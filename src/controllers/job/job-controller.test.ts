@@ -8,6 +8,7 @@ import { rfc3339 } from '../../util/clock/clock.js';
 import { setLogOutput } from '../../util/log/logger.js';
 import { descriptor, newJobController, leavesTerminalConditionAlone, type JobController } from './job-controller.js';
 import { newBatchTestContext, type BatchTestContext } from './test-context.js';
+import { reportServerVersion } from '../testing/test-context.js';
 
 let restoreLog: (line: string) => void;
 before(() => {
@@ -42,8 +43,7 @@ async function setup(j: J, minor?: string) {
   let c: JobController;
   if (minor === undefined) c = newJobController(t.ctx);
   else {
-    const base = t.ctx.discovery;
-    t.ctx.discovery = { ...base!, serverVersion: async () => ({ major: '1', minor, gitVersion: `v1.${minor}.0` }) } as typeof base;
+    reportServerVersion(t.ctx, minor);
     c = (await descriptor.create(t.ctx)) as JobController;
   }
   await t.start();

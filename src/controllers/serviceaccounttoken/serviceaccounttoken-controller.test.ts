@@ -6,6 +6,7 @@ import { GVR } from '../../api/gvr.js';
 import type { Kube } from '../../tools/cache/factory.js';
 import { setLogOutput } from '../../util/log/logger.js';
 import { newTestContext, type TestContext } from '../garbagecollector/test-support.js';
+import { reportServerVersion } from '../testing/test-context.js';
 import { verifyJwt } from '../../util/jwt/jwt.js';
 import { parsePublicKeys } from '../../util/jwt/keys.js';
 
@@ -30,8 +31,7 @@ const sa = (name: string): Kube<ServiceAccount> => ({ apiVersion: 'v1', kind: 'S
 /** Starts the controller against a server reporting `minor` (1.23: legacy token secrets are generated). */
 async function start(seed: (t: TestContext) => void = () => {}, minor = '23') {
   const t = newTestContext({ options: { serviceAccountPrivateKey: keys.privateKey, rootCA: CA } });
-  const base = t.ctx.discovery!;
-  t.ctx.discovery = { ...base, serverVersion: async () => ({ ...(await base.serverVersion()), minor, gitVersion: `v1.${minor}.0` }) };
+  reportServerVersion(t.ctx, minor);
   seed(t);
   const c = await descriptor.create(t.ctx);
   t.ctx.informers.start(t.stop.signal);

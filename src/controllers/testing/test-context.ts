@@ -92,3 +92,10 @@ export function newControllerTestContext(opts: ControllerTestContextOptions): Co
     },
   };
 }
+
+/** Makes `ctx`'s discovery report an API server v1.<minor>, for controllers that act as that release's kube-controller-manager. */
+export function reportServerVersion(ctx: ControllerContext, minor: string): void {
+  const base = ctx.discovery!;
+  const version = { major: '1', minor, gitVersion: `v1.${minor}.0`, gitCommit: '', gitTreeState: 'clean', buildDate: '', goVersion: '', compiler: 'gc', platform: 'linux/amd64' };
+  ctx.discovery = { ...base, serverVersion: async () => version };
+}
