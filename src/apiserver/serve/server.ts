@@ -17,7 +17,6 @@
 import { securePrivateDataDir, usePrivateUmask } from './data-dir.js';
 import { createServer, type Server } from 'node:https';
 import { createServer as createHttpServer, ServerResponse, type IncomingMessage, type Server as HttpServer } from 'node:http';
-import { rmSync } from 'node:fs';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { isIP } from 'node:net';
@@ -40,6 +39,7 @@ import { ensurePki } from './pki.js';
 import { firstServiceIP } from './service-ip.js';
 import { armRequestTimeout } from './request-timeout.js';
 import { bootTlsFront, FrontListenError, startTlsFront, type TlsFront } from './tls-front.js';
+import { listenOnSocket } from './unix-socket.js';
 
 /** What the serving layer needs from the request handler. */
 export interface ApiHandler {
@@ -149,18 +149,6 @@ function internalError(res: ServerResponse, err: unknown): void {
   writeStatus(res, newStatus(500, 'InternalError', `Internal error occurred: ${err instanceof Error ? err.message : String(err)}`));
 }
 
-/** Listens on a Unix domain socket, replacing a stale socket file (a previous run killed before it could remove it). */
-async function listenOnSocket(srv: HttpServer, path: string): Promise<void> {
-  rmSync(path, { force: true });
-  await new Promise<void>((resolveListen, rejectListen) => {
-    srv.once('error', rejectListen);
-    srv.listen(path, () => {
-      srv.off('error', rejectListen);
-      resolveListen();
-    });
-  });
-}
-
 /**
  * The TLS front's socket, in the private data directory; undefined (TLS on the
  * main thread) where the path is too long for a Unix domain socket.
@@ -224,7 +212,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
 
   const frontSocket = opts.tlsThread === false ? undefined : frontSocketPath(dataDir);
   // The TLS thread boots (tens of milliseconds) while the PKI and storage open.
-  let frontBoot = frontSocket ? bootTlsFront(log) : undefined;
+  const frontBoot = frontSocket ? bootTlsFront(log) : undefined;
   const bindIPs = bindAddress && bindAddress !== '0.0.0.0' && bindAddress !== '::' ? [bindAddress] : [];
   let pki: ReturnType<typeof ensurePki>;
   let storage: Storage;
@@ -323,14 +311,11 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
     if (frontBoot && frontSocket) {
       // TLS on a worker thread (tls-front.ts); the main thread serves plain HTTP on a private socket.
       const plain = createHttpServer(httpOptions, onRequest);
-      const boot = frontBoot;
-      frontBoot = undefined;
       try {
-        rmSync(frontSocket, { force: true });
-        front = await startTlsFront({ ...tlsOptions, host: bindAddress, port: opts.securePort ?? 6443, server: plain, socketPath: frontSocket, boot, logger: log });
+        front = await startTlsFront({ ...tlsOptions, host: bindAddress, port: opts.securePort ?? 6443, server: plain, socketPath: frontSocket, boot: frontBoot, logger: log });
         server = plain;
       } catch (err) {
-        if (err instanceof FrontListenError) throw Object.assign(new Error(err.message), err.code ? { code: err.code } : {});
+        if (err instanceof FrontListenError) throw err;
         log.warn({ error: err instanceof Error ? err.message : String(err) }, 'cannot serve TLS on a thread of its own; serving it on the main thread');
       }
     }

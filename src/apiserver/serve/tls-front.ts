@@ -21,6 +21,7 @@ import type { Server as HttpServer } from 'node:http';
 import type { Socket } from 'node:net';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../../util/log/logger.js';
+import { listenOnSocket } from './unix-socket.js';
 import { FRONT_ACK, type FrontControlMessage, type FrontPreamble, type FrontWorkerData, type FrontWorkerMessage } from './tls-front-worker.js';
 
 const workerEntry = new URL('./tls-front-worker.js', import.meta.url);
@@ -77,7 +78,7 @@ export interface TlsFrontOptions {
   port: number;
   /** The plain HTTP server to hand connections to; startTlsFront makes it listen on socketPath. */
   server: HttpServer;
-  /** A Unix domain socket path in a private directory (a stale socket file must have been removed). */
+  /** A Unix domain socket path in a private directory (a stale socket file there is replaced). */
   socketPath: string;
   logger: Logger;
 }
@@ -148,13 +149,7 @@ export async function startTlsFront(opts: TlsFrontOptions): Promise<TlsFront> {
     socket.on('error', () => socket.destroy());
   });
   try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(opts.socketPath, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
+    await listenOnSocket(server, opts.socketPath);
   } catch (err) {
     await opts.boot.worker.terminate();
     throw err;
