@@ -46,6 +46,8 @@ interface Measure extends LoadResult {
 interface Server {
   kind: 'real' | 'kcm';
   cluster: RealCluster;
+  /** kube-apiserver and etcd, or kcm apiserver. */
+  pids: number[];
   cpu(): number;
   rounds: Map<string, Measure[]>;
 }
@@ -53,7 +55,7 @@ interface Server {
 async function startServer(kind: 'real' | 'kcm'): Promise<Server> {
   const cluster = await startRealCluster({ apiServer: kind, apiServerOnly: true, readyTimeoutMs: 120_000 });
   const pids = Object.values(cluster.pids()).filter((p) => p > 0);
-  return { kind, cluster, cpu: () => pids.reduce((s, p) => s + cpuSeconds(p), 0), rounds: new Map() };
+  return { kind, cluster, pids, cpu: () => pids.reduce((s, p) => s + cpuSeconds(p), 0), rounds: new Map() };
 }
 
 async function measureRound(s: Server, op: 'create' | 'get', concurrency: number, round: number): Promise<void> {
@@ -95,7 +97,7 @@ export async function run(): Promise<string[]> {
         }
       }
     }
-    const rss = (s: Server) => Object.values(s.cluster.pids()).filter((p) => p > 0).reduce((sum, p) => sum + peakRssMB(p), 0);
+    const rss = (s: Server) => s.pids.reduce((sum, p) => sum + peakRssMB(p), 0);
     const [realRss, kcmRss] = [rss(real), rss(kcm)];
     const out: string[] = [`load generator: ${CLIENT === 'raw' ? 'its own HTTP/1.1 framing on TLS' : 'undici'}; the servers take turns round by round`];
     for (const concurrency of LEVELS) {

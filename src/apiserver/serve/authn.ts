@@ -79,7 +79,7 @@ export function newRequestAuthenticator(opts: RequestAuthenticatorOptions): Requ
   const tokenAuthenticators = [...(opts.tokenAuthenticators ?? [])];
   const clientCA = opts.clientCA ? parseCertificateBundle(opts.clientCA) : [];
 
-  // Per connection: its certificate chain does not change, so it is verified once (again after the leaf expires).
+  // Per connection: its certificate chain does not change, so it is verified once (again once a certificate in it expires).
   const verifiedChains = new WeakMap<object, { result: AuthResult; until: number }>();
   const fromCertificate = (req: IncomingMessage): AuthResult | undefined => {
     if (clientCA.length === 0) return undefined;
